@@ -1,0 +1,35 @@
+"""gluonjax: MXNet 1.x's Gluon API on JAX. ``import gluonjax as mx``.
+
+Examples
+--------
+>>> import gluonjax as mx
+>>> (mx.nd.ones((2, 2)) + 1).asnumpy().tolist()
+[[2.0, 2.0], [2.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import base, context  # noqa: E402
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
+from . import random, autograd  # noqa: E402
+from . import ndarray  # noqa: E402
+from . import ndarray as nd  # noqa: E402
+from .base import MXNetError  # noqa: E402
+
+__all__ = [
+    "base",
+    "context",
+    "Context",
+    "cpu",
+    "gpu",
+    "cpu_pinned",
+    "current_context",
+    "num_gpus",
+    "random",
+    "autograd",
+    "nd",
+    "ndarray",
+    "MXNetError",
+]

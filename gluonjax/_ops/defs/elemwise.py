@@ -1,0 +1,203 @@
+"""Element-wise operators: unary math, binary (elemwise_/broadcast_) and scalar forms."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.scipy import special as jsp
+
+from ..registry import Attr, register
+
+_SCALAR = {"scalar": Attr("float", 1.0, static=False)}
+
+
+def _same(x, like):
+    """Cast a boolean/comparison result back to ``like``'s dtype (MXNet returns 1.0/0.0)."""
+    return x.astype(like.dtype)
+
+
+def _fix(x):
+    return jnp.trunc(x)
+
+
+UNARY = {
+    "relu": lambda x: jnp.maximum(x, 0),
+    "sigmoid": jax.nn.sigmoid,
+    "tanh": jnp.tanh,
+    "exp": jnp.exp,
+    "expm1": jnp.expm1,
+    "log": jnp.log,
+    "log1p": jnp.log1p,
+    "log2": jnp.log2,
+    "log10": jnp.log10,
+    "sqrt": jnp.sqrt,
+    "rsqrt": jax.lax.rsqrt,
+    "cbrt": jnp.cbrt,
+    "rcbrt": lambda x: 1.0 / jnp.cbrt(x),
+    "square": jnp.square,
+    "abs": jnp.abs,
+    "sign": jnp.sign,
+    "negative": jnp.negative,
+    "reciprocal": jnp.reciprocal,
+    "sin": jnp.sin,
+    "cos": jnp.cos,
+    "tan": jnp.tan,
+    "arcsin": jnp.arcsin,
+    "arccos": jnp.arccos,
+    "arctan": jnp.arctan,
+    "sinh": jnp.sinh,
+    "cosh": jnp.cosh,
+    "arcsinh": jnp.arcsinh,
+    "arccosh": jnp.arccosh,
+    "arctanh": jnp.arctanh,
+    "degrees": jnp.degrees,
+    "radians": jnp.radians,
+    "floor": jnp.floor,
+    "ceil": jnp.ceil,
+    "round": lambda x: jnp.where(x >= 0, jnp.floor(x + 0.5), jnp.ceil(x - 0.5)),
+    "rint": jnp.rint,
+    "trunc": jnp.trunc,
+    "fix": _fix,
+    "softsign": lambda x: x / (1 + jnp.abs(x)),
+    "erf": jsp.erf,
+    "erfinv": jsp.erfinv,
+    "gamma": lambda x: jnp.exp(jsp.gammaln(x)) * jnp.sign(jsp.gamma(x)),
+    "gammaln": jsp.gammaln,
+    "logical_not": lambda x: _same(jnp.logical_not(x), x),
+    "zeros_like": jnp.zeros_like,
+    "ones_like": jnp.ones_like,
+    "BlockGrad": jax.lax.stop_gradient,
+    "make_loss": lambda x: x,
+    "_copy": lambda x: x,
+}
+_UNARY_ALIASES = {
+    "BlockGrad": ("stop_gradient",),
+    "_copy": ("identity",),
+    "make_loss": ("MakeLoss",),
+}
+
+for _name, _fn in UNARY.items():
+    register(_name, aliases=_UNARY_ALIASES.get(_name, ()), doc=f"Element-wise {_name}.")(_fn)
+
+
+BINARY = {
+    "add": jnp.add,
+    "sub": jnp.subtract,
+    "mul": jnp.multiply,
+    "div": jnp.divide,
+    "mod": jnp.mod,
+    "power": jnp.power,
+    "maximum": jnp.maximum,
+    "minimum": jnp.minimum,
+    "hypot": jnp.hypot,
+    "equal": lambda a, b: _same(a == b, a),
+    "not_equal": lambda a, b: _same(a != b, a),
+    "greater": lambda a, b: _same(a > b, a),
+    "greater_equal": lambda a, b: _same(a >= b, a),
+    "lesser": lambda a, b: _same(a < b, a),
+    "lesser_equal": lambda a, b: _same(a <= b, a),
+    "logical_and": lambda a, b: _same(jnp.logical_and(a, b), a),
+    "logical_or": lambda a, b: _same(jnp.logical_or(a, b), a),
+    "logical_xor": lambda a, b: _same(jnp.logical_xor(a, b), a),
+}
+
+for _name, _fn in BINARY.items():
+    _aliases = ("broadcast_plus",) if _name == "add" else ()
+    _aliases += ("broadcast_minus",) if _name == "sub" else ()
+    register(f"broadcast_{_name}", inputs=("lhs", "rhs"), aliases=_aliases)(_fn)
+
+_ELEMWISE_ALIASES = {"add": ("_plus", "_add"), "sub": ("_minus", "_sub"), "mul": ("_mul",), "div": ("_div",)}
+
+
+def _checked(fn, name):
+    def impl(lhs, rhs):
+        if lhs.shape != rhs.shape:
+            raise ValueError(
+                f"elemwise_{name} needs equal shapes, got {lhs.shape} and {rhs.shape}; "
+                f"use broadcast_{name} to broadcast"
+            )
+        return fn(lhs, rhs)
+
+    return impl
+
+
+for _name in ("add", "sub", "mul", "div"):
+    register(
+        f"elemwise_{_name}", inputs=("lhs", "rhs"), aliases=_ELEMWISE_ALIASES[_name]
+    )(_checked(BINARY[_name], _name))
+register("_power", inputs=("lhs", "rhs"))(_checked(jnp.power, "power"))
+register("_maximum", inputs=("lhs", "rhs"))(_checked(jnp.maximum, "maximum"))
+register("_minimum", inputs=("lhs", "rhs"))(_checked(jnp.minimum, "minimum"))
+register("_mod", inputs=("lhs", "rhs"))(_checked(jnp.mod, "mod"))
+for _name in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"):
+    register(f"_{_name}", inputs=("lhs", "rhs"))(BINARY[_name])
+
+
+def _scalar_op(fn, reverse=False):
+    def impl(data, scalar):
+        s = jnp.asarray(scalar, dtype=data.dtype)
+        return fn(s, data) if reverse else fn(data, s)
+
+    return impl
+
+
+SCALAR = {
+    "_plus_scalar": (jnp.add, False),
+    "_minus_scalar": (jnp.subtract, False),
+    "_rminus_scalar": (jnp.subtract, True),
+    "_mul_scalar": (jnp.multiply, False),
+    "_div_scalar": (jnp.divide, False),
+    "_rdiv_scalar": (jnp.divide, True),
+    "_mod_scalar": (jnp.mod, False),
+    "_rmod_scalar": (jnp.mod, True),
+    "_power_scalar": (jnp.power, False),
+    "_rpower_scalar": (jnp.power, True),
+    "_maximum_scalar": (jnp.maximum, False),
+    "_minimum_scalar": (jnp.minimum, False),
+    "_hypot_scalar": (jnp.hypot, False),
+    "_equal_scalar": (BINARY["equal"], False),
+    "_not_equal_scalar": (BINARY["not_equal"], False),
+    "_greater_scalar": (BINARY["greater"], False),
+    "_greater_equal_scalar": (BINARY["greater_equal"], False),
+    "_lesser_scalar": (BINARY["lesser"], False),
+    "_lesser_equal_scalar": (BINARY["lesser_equal"], False),
+    "_logical_and_scalar": (BINARY["logical_and"], False),
+    "_logical_or_scalar": (BINARY["logical_or"], False),
+    "_logical_xor_scalar": (BINARY["logical_xor"], False),
+}
+for _name, (_fn, _rev) in SCALAR.items():
+    register(_name, attrs=_SCALAR)(_scalar_op(_fn, _rev))
+
+
+@register(
+    "clip",
+    attrs={"a_min": Attr("float", static=False), "a_max": Attr("float", static=False)},
+)
+def clip(data, a_min, a_max):
+    """Clip values into [a_min, a_max]."""
+    return jnp.clip(data, jnp.asarray(a_min, data.dtype), jnp.asarray(a_max, data.dtype))
+
+
+@register("add_n", variadic=True, attrs={"num_args": Attr("int", 0)}, aliases=("ElementWiseSum",))
+def add_n(*args, num_args=0):
+    """Sum of all inputs (same shapes)."""
+    out = args[0]
+    for a in args[1:]:
+        out = out + a
+    return out
+
+
+@register("where", inputs=("condition", "x", "y"))
+def where(condition, x, y):
+    """``x`` where condition is non-zero, else ``y``; a 1-D condition selects rows."""
+    if condition.ndim == 1 and x.ndim > 1:
+        condition = condition.reshape((-1,) + (1,) * (x.ndim - 1))
+    return jnp.where(condition != 0, x, y)
+
+
+@register("smooth_l1", attrs={"scalar": Attr("float", 1.0)})
+def smooth_l1(data, scalar):
+    """Smooth L1: 0.5*(s*x)^2 if |x| < 1/s^2 else |x| - 0.5/s^2."""
+    s2 = scalar * scalar
+    ax = jnp.abs(data)
+    return jnp.where(ax < 1.0 / s2, 0.5 * s2 * data * data, ax - 0.5 / s2)

@@ -1,0 +1,53 @@
+"""Indexing ops behind ``NDArray.__getitem__`` / ``__setitem__``.
+
+The index is a static, hashable key: ``('s', start, stop, step)`` for a slice,
+``('i', n)`` for an integer, ``('n',)`` for None, ``('e',)`` for Ellipsis and
+``('a',)`` for an index array passed as an extra input.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..registry import Attr, register
+
+
+def build_index(key, arrays):
+    it = iter(arrays)
+    out = []
+    for k in key:
+        tag = k[0]
+        if tag == "s":
+            out.append(slice(k[1], k[2], k[3]))
+        elif tag == "i":
+            out.append(k[1])
+        elif tag == "n":
+            out.append(None)
+        elif tag == "e":
+            out.append(Ellipsis)
+        else:
+            out.append(next(it).astype(jnp.int32))
+    return tuple(out)
+
+
+@register("_getitem", variadic=True, attrs={"key": Attr("raw", ())})
+def getitem(data, *index, key):
+    """``data[key]``; a result made 0-d by integer indices has shape (1,) as in MXNet."""
+    out = data[build_index(key, index)]
+    if out.ndim == 0:
+        out = out.reshape(1)
+    return out
+
+
+@register("_setitem", variadic=True, attrs={"key": Attr("raw", ())})
+def setitem(data, value, *index, key):
+    """A copy of ``data`` with ``data[key] = value`` (value broadcast to the slot)."""
+    idx = build_index(key, index)
+    slot = data[idx].shape
+    value = jnp.asarray(value, data.dtype)
+    if value.shape != slot:
+        size = 1
+        for d in slot:
+            size *= d
+        value = value.reshape(slot) if value.size == size else jnp.broadcast_to(value, slot)
+    return data.at[idx].set(value)

@@ -1,0 +1,209 @@
+"""Neural-network operators: FullyConnected, Activation, LeakyReLU, Dropout, softmax..."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from ..registry import Attr, register
+
+
+def _fc_inputs(attrs):
+    return ("data", "weight") if attrs["no_bias"] else ("data", "weight", "bias")
+
+
+def _fc_infer(attrs, shapes):
+    data = shapes["data"]
+    n = attrs["num_hidden"]
+    k = math.prod(data[1:]) if attrs["flatten"] else data[-1]
+    out = {"weight": (n, k)}
+    if not attrs["no_bias"]:
+        out["bias"] = (n,)
+    return out
+
+
+@register(
+    "FullyConnected",
+    inputs=_fc_inputs,
+    attrs={
+        "num_hidden": Attr("int"),
+        "no_bias": Attr("bool", False),
+        "flatten": Attr("bool", True),
+    },
+    infer_args=_fc_infer,
+)
+def fully_connected(data, weight, bias=None, *, num_hidden, no_bias, flatten):
+    """``data @ weight.T + bias``; with ``flatten`` the data is first made 2-D.
+
+    Inputs: data (batch, ...), weight (num_hidden, in_units), bias (num_hidden,).
+    """
+    if flatten:
+        data = data.reshape(data.shape[0], -1)
+    if weight.shape[0] != num_hidden or weight.shape[1] != data.shape[-1]:
+        raise ValueError(
+            f"weight shape {weight.shape} does not match (num_hidden, in_units) = "
+            f"({num_hidden}, {data.shape[-1]})"
+        )
+    out = jax.lax.dot_general(data, weight, (((data.ndim - 1,), (1,)), ((), ())))
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _act(x, act_type):
+    if act_type == "relu":
+        return jnp.maximum(x, 0)
+    if act_type == "sigmoid":
+        return jax.nn.sigmoid(x)
+    if act_type == "tanh":
+        return jnp.tanh(x)
+    if act_type == "softrelu":
+        return jax.nn.softplus(x)
+    if act_type == "softsign":
+        return x / (1 + jnp.abs(x))
+    if act_type == "log_sigmoid":
+        return jax.nn.log_sigmoid(x)
+    if act_type == "mish":
+        return x * jnp.tanh(jax.nn.softplus(x))
+    raise ValueError(f"unknown act_type {act_type!r}")
+
+
+ACT_TYPES = ("relu", "sigmoid", "tanh", "softrelu", "softsign", "log_sigmoid", "mish")
+
+
+@register("Activation", attrs={"act_type": Attr("str", choices=ACT_TYPES)})
+def activation(data, *, act_type):
+    """Element-wise activation: relu, sigmoid, tanh, softrelu, softsign, log_sigmoid, mish."""
+    return _act(data, act_type)
+
+
+_LEAKY = ("leaky", "prelu", "rrelu", "elu", "selu", "gelu")
+
+
+@register(
+    "LeakyReLU",
+    inputs=lambda a: ("data", "gamma") if a["act_type"] == "prelu" else ("data",),
+    attrs={
+        "act_type": Attr("str", "leaky", choices=_LEAKY),
+        "slope": Attr("float", 0.25),
+        "lower_bound": Attr("float", 0.125),
+        "upper_bound": Attr("float", 0.334),
+    },
+    infer_args=lambda a, s: {"gamma": (s["data"][1] if len(s["data"]) > 1 else 1,)}
+    if a["act_type"] == "prelu"
+    else {},
+)
+def leaky_relu(data, gamma=None, *, act_type, slope, lower_bound, upper_bound):
+    """Leaky family. ``rrelu`` uses the mean slope (lower+upper)/2 (MXNet's inference rule)."""
+    if act_type == "leaky":
+        return jnp.where(data > 0, data, data * slope)
+    if act_type == "prelu":
+        g = gamma
+        if g.size > 1 and data.ndim > 1:
+            g = g.reshape((1, -1) + (1,) * (data.ndim - 2))
+        return jnp.where(data > 0, data, data * g)
+    if act_type == "rrelu":
+        return jnp.where(data > 0, data, data * ((lower_bound + upper_bound) / 2))
+    if act_type == "elu":
+        return jnp.where(data > 0, data, slope * jnp.expm1(jnp.minimum(data, 0)))
+    if act_type == "selu":
+        alpha, lam = 1.6732632423543772, 1.0507009873554805
+        return lam * jnp.where(data > 0, data, alpha * jnp.expm1(jnp.minimum(data, 0)))
+    # gelu (erf form, as MXNet)
+    return 0.5 * data * (1 + jax.scipy.special.erf(data / math.sqrt(2.0)))
+
+
+@register(
+    "Dropout",
+    attrs={
+        "p": Attr("float", 0.5),
+        "mode": Attr("str", "training", choices=("training", "always")),
+        "axes": Attr("shape", ()),
+        "cudnn_off": Attr("bool", False),
+    },
+    mode=True,
+    random=True,
+)
+def dropout(_key, data, *, p, mode, axes, cudnn_off, _train=False):
+    """Zero elements with probability ``p`` and scale the rest by 1/(1-p) (training only).
+
+    ``axes`` shares the mask along those axes (variational dropout).
+    """
+    if not (_train or mode == "always") or p <= 0:
+        return data
+    if p >= 1:
+        return jnp.zeros_like(data)
+    mshape = tuple(1 if i in axes else d for i, d in enumerate(data.shape))
+    keep = jax.random.bernoulli(_key, 1.0 - p, mshape)
+    return jnp.where(keep, data / (1.0 - p), 0).astype(data.dtype)
+
+
+@register("Flatten", aliases=("flatten",))
+def flatten(data):
+    """Collapse every axis but the first: (d0, d1, ..., dk) -> (d0, d1*...*dk)."""
+    return data.reshape(data.shape[0], -1) if data.ndim else data.reshape(1, 1)
+
+
+_SOFTMAX_ATTRS = {
+    "axis": Attr("int", -1),
+    "temperature": Attr("float?", None),
+    "dtype": Attr("dtype?", None),
+    "use_length": Attr("bool", False),
+}
+
+
+def _softmax_inputs(attrs):
+    return ("data", "length") if attrs["use_length"] else ("data",)
+
+
+def _masked(data, length, axis):
+    if length is None:
+        return data, None
+    ax = axis % data.ndim
+    idx = jnp.arange(data.shape[ax]).reshape([-1 if i == ax else 1 for i in range(data.ndim)])
+    lens = jnp.expand_dims(length, ax)
+    mask = idx < lens
+    return jnp.where(mask, data, -jnp.inf), mask
+
+
+def _softmax_family(kind):
+    def impl(data, length=None, *, axis, temperature, dtype, use_length):
+        x = data.astype(dtype) if dtype else data
+        if temperature is not None and temperature != 1.0:
+            x = x / temperature
+        if kind == "softmin":
+            x = -x
+        x, mask = _masked(x, length, axis)
+        if kind == "log_softmax":
+            out = jax.nn.log_softmax(x, axis=axis)
+        else:
+            out = jax.nn.softmax(x, axis=axis)
+        if mask is not None:
+            out = jnp.where(mask, out, 0)
+        return out
+
+    impl.__doc__ = f"{kind} along ``axis`` (optionally with temperature and lengths)."
+    return impl
+
+
+for _kind in ("softmax", "log_softmax", "softmin"):
+    register(_kind, inputs=_softmax_inputs, attrs=_SOFTMAX_ATTRS)(_softmax_family(_kind))
+
+
+@register(
+    "Embedding",
+    inputs=("data", "weight"),
+    attrs={
+        "input_dim": Attr("int"),
+        "output_dim": Attr("int"),
+        "dtype": Attr("dtype", "float32"),
+        "sparse_grad": Attr("bool", False),
+    },
+    infer_args=lambda a, s: {"weight": (a["input_dim"], a["output_dim"])},
+)
+def embedding(data, weight, *, input_dim, output_dim, dtype, sparse_grad):
+    """Rows of ``weight`` picked by the (float or int) indices in ``data`` (clipped)."""
+    idx = jnp.clip(data.astype(jnp.int32), 0, input_dim - 1)
+    return jnp.take(weight, idx, axis=0)

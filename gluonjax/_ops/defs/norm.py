@@ -1,0 +1,1 @@
+"""Placeholder; ops are added here."""

@@ -1,0 +1,421 @@
+"""The op registry: every operator of gluonjax is defined here exactly once.
+
+An :class:`Op` holds the MXNet name, the MXNet keyword arguments (with their
+defaults and string forms, as they appear in symbol JSON) and a single jax
+implementation. ``gluonjax.nd`` and ``gluonjax.sym`` are generated from it, and
+the JSON exporter/importer look ops up here by name, so no op exists twice.
+
+Eager calls go through :meth:`Op.kernel`, which returns one ``jax.jit``-compiled
+function per (op, static attributes); jax caches the compiled XLA executable per
+input shape/dtype, so an eager ``FullyConnected`` is a single dispatch.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from ..base import AttrError, DTypeError, OpError, ShapeError
+
+__all__ = ["Attr", "Op", "register", "get", "list_ops", "REQUIRED", "dtype_of"]
+
+REQUIRED = object()
+_REGISTRY: dict[str, "Op"] = {}
+
+
+# ----------------------------------------------------------------------------- attribute kinds
+def _literal(text):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _to_int(v):
+    if isinstance(v, str):
+        v = _literal(v.strip())
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)) or (isinstance(v, float) and float(v).is_integer()):
+        return int(v)
+    raise ValueError(f"expected an integer, got {v!r}")
+
+
+def _to_float(v):
+    if isinstance(v, str):
+        low = v.strip().lower()
+        if low in ("inf", "+inf", "infinity"):
+            return float("inf")
+        if low in ("-inf", "-infinity"):
+            return float("-inf")
+        if low == "nan":
+            return float("nan")
+        v = _literal(v.strip())
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
+        raise ValueError(f"expected a number, got {v!r}")
+    return float(v)
+
+
+def _to_bool(v):
+    if isinstance(v, str):
+        low = v.strip().lower()
+        if low in ("true", "1"):
+            return True
+        if low in ("false", "0"):
+            return False
+        raise ValueError(f"expected True/False, got {v!r}")
+    if isinstance(v, (bool, np.bool_, int, np.integer)):
+        return bool(v)
+    raise ValueError(f"expected a bool, got {v!r}")
+
+
+def _to_shape(v):
+    if isinstance(v, str):
+        text = v.strip()
+        if text in ("", "()", "[]"):
+            return ()
+        v = _literal(text.replace("L", "") if text.endswith("L)") else text)
+    if isinstance(v, (int, np.integer)):
+        return (int(v),)
+    if isinstance(v, (tuple, list)):
+        return tuple(_to_int(x) for x in v)
+    raise ValueError(f"expected a shape like (3, 3), got {v!r}")
+
+
+def _to_str(v):
+    return str(v)
+
+
+def _to_dtype(v):
+    return dtype_of(v).name
+
+
+def _none_or(conv):
+    def parse(v):
+        if v is None or (isinstance(v, str) and v.strip() in ("None", "")):
+            return None
+        return conv(v)
+
+    return parse
+
+
+def _axis(v):
+    """An axis: int, tuple of ints, or None (MXNet writes '()' for 'all axes')."""
+    if v is None or (isinstance(v, str) and v.strip() in ("None", "()", "")):
+        return None
+    if isinstance(v, str):
+        v = _literal(v.strip())
+    if isinstance(v, (tuple, list)):
+        return tuple(_to_int(x) for x in v) if len(v) else None
+    return _to_int(v)
+
+
+_KINDS: dict[str, Callable[[Any], Any]] = {
+    "int": _to_int,
+    "float": _to_float,
+    "bool": _to_bool,
+    "shape": _to_shape,
+    "str": _to_str,
+    "dtype": _to_dtype,
+    "int?": _none_or(_to_int),
+    "float?": _none_or(_to_float),
+    "shape?": _none_or(_to_shape),
+    "dtype?": _none_or(_to_dtype),
+    "str?": _none_or(_to_str),
+    "axis": _axis,
+    "raw": lambda v: v,
+}
+
+
+def attr_to_str(value):
+    """MXNet's string form of an attribute value, as written in symbol JSON."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(str(x) for x in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, float):
+        return repr(value) if not value.is_integer() else str(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One MXNet keyword argument of an op.
+
+    Parameters
+    ----------
+    kind : str
+        ``int``, ``float``, ``bool``, ``shape``, ``str``, ``dtype``, ``axis``; a
+        trailing ``?`` also allows ``None``.
+    default : object
+        MXNet's default, or ``REQUIRED``.
+    choices : tuple, optional
+        Allowed values for string attributes.
+    static : bool
+        Static attributes select the compiled kernel; non-static ones (scalars
+        such as ``_plus_scalar``'s ``scalar``) are passed to it as traced values,
+        so a new value does not recompile.
+    """
+
+    kind: str
+    default: Any = REQUIRED
+    choices: tuple | None = None
+    static: bool = True
+
+    def parse(self, op, name, value):
+        try:
+            out = _KINDS[self.kind](value)
+        except (ValueError, TypeError) as err:
+            raise AttrError(
+                f"{op}: attribute {name}={value!r} is not a valid {self.kind} ({err})"
+            ) from None
+        if self.choices is not None and out not in self.choices and out is not None:
+            raise AttrError(
+                f"{op}: attribute {name}={value!r} must be one of {list(self.choices)}"
+            )
+        return out
+
+
+# ----------------------------------------------------------------------------- dtypes
+_DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32"}
+
+
+def dtype_of(value):
+    """A numpy dtype from a name, numpy type or jax dtype; raises DTypeError."""
+    if isinstance(value, str):
+        value = _DTYPE_ALIASES.get(value, value)
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        try:
+            import jax.numpy as jnp
+
+            dt = np.dtype(getattr(jnp, str(value)))
+        except (TypeError, AttributeError):
+            raise DTypeError(f"unknown dtype {value!r}") from None
+    return dt
+
+
+# ----------------------------------------------------------------------------- ops
+@dataclass(eq=False)
+class Op:
+    """An operator: MXNet name, attributes, inputs and one jax implementation.
+
+    ``impl(*arrays, **attrs)`` returns one array or a tuple of arrays. Ops whose
+    ``aux`` is non-empty (BatchNorm) return ``(outputs, new_aux)`` and the caller
+    writes the new auxiliary states back. ``mode`` ops receive ``_train``;
+    ``random`` ops receive a jax PRNG key ``_key`` as their first argument.
+    """
+
+    name: str
+    impl: Callable
+    inputs: Any = ("data",)  # tuple of names, or fn(attrs) -> tuple
+    attrs: dict = field(default_factory=dict)
+    variadic: bool = False  # inputs are *args (Concat, stack, add_n)
+    aux: tuple = ()
+    num_outputs: Any = 1  # int or fn(attrs) -> int
+    visible_outputs: Any = None  # int or fn(attrs); default num_outputs
+    output_names: Any = ("output",)
+    mode: bool = False
+    random: bool = False
+    infer_args: Callable | None = None  # fn(attrs, in_shapes: dict) -> dict of arg shapes
+    doc: str = ""
+    aliases: tuple = ()
+    _kernels: dict = field(default_factory=dict, repr=False)
+    _parsed: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        if self.mode:
+            self.attrs["_train"] = Attr("bool", False)
+        self.static_names = tuple(k for k, a in self.attrs.items() if a.static)
+        self.dynamic_names = tuple(k for k, a in self.attrs.items() if not a.static)
+
+    def __repr__(self):
+        return f"<Op {self.name}>"
+
+    __str__ = lambda self: self.name  # noqa: E731
+
+    # -- attributes
+    def parse_attrs(self, kwargs):
+        """Validate ``kwargs`` and return ``(static_key, dynamic_values)``.
+
+        ``static_key`` is a hashable tuple of every static attribute's value in
+        declaration order (defaults filled in); results are memoised.
+        """
+        try:
+            memo_key = tuple(kwargs.items())
+            hit = self._parsed.get(memo_key)
+            if hit is not None:
+                return hit
+        except TypeError:
+            memo_key = None
+        unknown = [k for k in kwargs if k not in self.attrs]
+        if unknown:
+            known = ", ".join(self.attrs) or "none"
+            raise AttrError(
+                f"{self.name}: unknown attribute(s) {unknown}; {self.name} takes: {known}"
+            )
+        values = {}
+        for k, a in self.attrs.items():
+            if k in kwargs and kwargs[k] is not None or (k in kwargs and a.kind.endswith("?")):
+                values[k] = a.parse(self.name, k, kwargs[k])
+            elif a.default is REQUIRED:
+                raise AttrError(
+                    f"{self.name}: required attribute '{k}' is missing "
+                    f"(e.g. {self.name}(..., {k}=...))"
+                )
+            else:
+                values[k] = a.default
+        out = (
+            tuple(values[k] for k in self.static_names),
+            tuple(values[k] for k in self.dynamic_names),
+        )
+        if memo_key is not None and not self.dynamic_names:
+            self._parsed[memo_key] = out
+        return out
+
+    def attr_dict(self, static_key, dynamic=()):
+        """Attribute name -> value from a parsed key."""
+        d = dict(zip(self.static_names, static_key))
+        d.update(zip(self.dynamic_names, dynamic))
+        return d
+
+    def input_names(self, attrs, n_args=None):
+        """Argument names for these attributes (``arg0..`` for variadic ops)."""
+        if self.variadic:
+            n = attrs.get("num_args") if n_args is None else n_args
+            return tuple(f"arg{i}" for i in range(n or 0))
+        names = self.inputs(attrs) if callable(self.inputs) else self.inputs
+        return tuple(names)
+
+    def n_outputs(self, attrs):
+        return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs
+
+    def n_visible(self, attrs):
+        v = self.visible_outputs
+        if v is None:
+            return self.n_outputs(attrs)
+        return v(attrs) if callable(v) else v
+
+    # -- execution
+    def bound(self, static_key):
+        """The implementation with static attributes fixed: ``f(*arrays, *dynamic)``."""
+        static = dict(zip(self.static_names, static_key))
+        dyn_names = self.dynamic_names
+        impl = self.impl
+        if dyn_names:
+
+            def fn(*args):
+                n = len(args) - len(dyn_names)
+                return impl(*args[:n], **static, **dict(zip(dyn_names, args[n:])))
+        else:
+
+            def fn(*args):
+                return impl(*args, **static)
+
+        if self.random:
+            inner = fn
+
+            def fn(seed_key, counter, *args):
+                return inner(jax.random.fold_in(seed_key, counter), *args)
+
+        fn.__name__ = fn.__qualname__ = self.name
+        return fn
+
+    def kernel(self, static_key):
+        """The cached ``jax.jit`` kernel for these static attributes."""
+        k = self._kernels.get(static_key)
+        if k is None:
+            k = self._kernels[static_key] = jax.jit(self.bound(static_key))
+            _KERNEL_OWNER[k] = (self, static_key)
+        return k
+
+    def fail(self, err, args, static_key):
+        """Turn an exception from the implementation into an OpError."""
+        if isinstance(err, OpError):
+            return err
+        shapes = ", ".join(
+            f"{tuple(getattr(a, 'shape', ()))}:{getattr(a, 'dtype', type(a).__name__)}"
+            for a in args
+        )
+        attrs = self.attr_dict(static_key)
+        shown = {k: v for k, v in attrs.items() if not k.startswith("_")}
+        msg = str(err).split("\n")[0]
+        cls = ShapeError if isinstance(err, (TypeError, ValueError, IndexError)) else OpError
+        return cls(
+            f"{self.name}: cannot compute with inputs [{shapes}] and attributes {shown}: {msg}"
+        )
+
+
+_KERNEL_OWNER: "dict" = {}  # kernel -> (op, static_key), for the jaxpr -> JSON converter
+
+
+def kernel_owner(fn):
+    """The (op, static_key) a kernel belongs to, or None."""
+    return _KERNEL_OWNER.get(fn)
+
+
+def register(name, *, inputs=("data",), attrs=None, aliases=(), **kw):
+    """Decorator: register ``impl`` as op ``name`` (and its aliases).
+
+    Examples
+    --------
+    >>> from gluonjax._ops.registry import register, Attr, get
+    >>> @register("_demo_scale", attrs={"k": Attr("float", 2.0)})
+    ... def _demo_scale(data, k):
+    ...     return data * k
+    >>> get("_demo_scale").attrs["k"].default
+    2.0
+    """
+
+    def deco(impl):
+        op = Op(
+            name=name,
+            impl=impl,
+            inputs=inputs,
+            attrs=dict(attrs or {}),
+            aliases=tuple(aliases),
+            doc=kw.pop("doc", impl.__doc__ or ""),
+            **kw,
+        )
+        for n in (name, *aliases):
+            if n in _REGISTRY:
+                raise OpError(f"op {n!r} is registered twice")
+            _REGISTRY[n] = op
+        return impl
+
+    return deco
+
+
+def get(name):
+    """The Op called ``name`` (an MXNet name or alias); raises OpError if unknown."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
+        hint = f" Did you mean {close}?" if close else ""
+        raise OpError(f"unknown operator {name!r}.{hint}") from None
+
+
+def list_ops():
+    """Every registered name (aliases included), sorted."""
+    return sorted(_REGISTRY)
+
+
+def items():
+    """(name, op) pairs, aliases included."""
+    return list(_REGISTRY.items())
+
+
+@functools.lru_cache(maxsize=None)
+def _ensure_loaded():
+    from . import defs  # noqa: F401  (registers every op)
+
+    return True

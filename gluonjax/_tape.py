@@ -1,0 +1,212 @@
+"""The autograd tape: nodes, backward and grad (see ``gluonjax.autograd``)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .base import MXNetError
+
+__all__ = ["Node", "backward", "grad", "mark_variables", "Function"]
+
+
+class Node:
+    """One recorded call: ``bwd(cotangents) -> input cotangents`` for ``parents``.
+
+    ``parents`` are the NDArray inputs that need a gradient; ``n_out`` outputs
+    refer back to the node as ``array._node = (node, index)``.
+    """
+
+    __slots__ = ("bwd", "parents", "n_out", "out_avals", "name")
+
+    def __init__(self, bwd, parents, out_avals, name):
+        self.bwd = bwd
+        self.parents = parents
+        self.n_out = len(out_avals)
+        self.out_avals = out_avals
+        self.name = name
+
+
+def needs_grad(arr):
+    """True if ``arr`` is on the tape or is a variable with a gradient buffer."""
+    return arr._node is not None or (arr._grad_req is not None and arr._grad_req != "null")
+
+
+def _toposort(heads):
+    order, seen = [], set()
+    stack = [(h._node[0], False) for h in heads if h._node is not None]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for p in node.parents:
+            if p._node is not None and id(p._node[0]) not in seen:
+                stack.append((p._node[0], False))
+    return order[::-1]  # heads first
+
+
+def _run(heads, head_grads, retain_graph, variables=None):
+    """Propagate cotangents from ``heads``; return {id(leaf): (leaf, cotangent)}."""
+    cts, leaves = {}, {}
+
+    def add(arr, ct):
+        if arr._node is not None:
+            key = (id(arr._node[0]), arr._node[1])
+        else:
+            if arr._grad_req in (None, "null") and (variables is None or id(arr) not in variables):
+                return
+            key = id(arr)
+            leaves[key] = arr
+        prev = cts.get(key)
+        cts[key] = ct if prev is None else prev + ct
+
+    for h, g in zip(heads, head_grads):
+        if not needs_grad(h):
+            raise MXNetError(
+                "cannot differentiate with respect to an array that was not computed "
+                "under autograd.record() from arrays with attach_grad(); wrap the "
+                "forward in `with autograd.record():` and call x.attach_grad() first"
+            )
+        add(h, jnp.ones(h.shape, h.dtype) if g is None else _raw(g))
+
+    for node in _toposort(heads):
+        if node.bwd is None:
+            raise MXNetError(
+                f"backward through '{node.name}' a second time: its intermediate results "
+                f"were freed by the first backward. Pass retain_graph=True to the first "
+                f"backward() if you need to call it again."
+            )
+        outs = []
+        for i, aval in enumerate(node.out_avals):
+            ct = cts.pop((id(node), i), None)
+            outs.append(jnp.zeros(aval.shape, aval.dtype) if ct is None else ct)
+        in_cts = node.bwd(tuple(outs))
+        if not retain_graph:
+            node.bwd = None
+        for p, ct in zip(node.parents, in_cts):
+            if ct is not None and getattr(ct, "dtype", None) != jax.dtypes.float0:
+                add(p, ct)
+    return {k: (leaves[k], cts[k]) for k in leaves}
+
+
+def _raw(x):
+    return x._data if hasattr(x, "_data") else jnp.asarray(x)
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # noqa: ARG001
+    """Compute gradients of ``heads`` and write them into the variables' ``.grad``.
+
+    Parameters
+    ----------
+    heads : NDArray or list of NDArray
+        Outputs to differentiate (a non-scalar head is seeded with ones).
+    head_grads : NDArray or list, optional
+        Cotangents for the heads.
+    retain_graph : bool
+        Keep the tape so backward can run again.
+    """
+    heads, head_grads = _as_lists(heads, head_grads)
+    for leaf, ct in _run(heads, head_grads, retain_graph).values():
+        leaf._accumulate_grad(ct)
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):  # noqa: ARG001
+    """Gradients of ``heads`` with respect to ``variables``, returned (not stored).
+
+    With ``create_graph=True`` the returned gradients are themselves on the tape,
+    so they can be differentiated again (higher-order gradients).
+    """
+    from .ndarray.ndarray import NDArray
+
+    heads, head_grads = _as_lists(heads, head_grads)
+    single = not isinstance(variables, (list, tuple))
+    variables = [variables] if single else list(variables)
+    if create_graph:
+        out = _grad_create_graph(heads, variables, head_grads)
+    else:
+        keep = bool(retain_graph)
+        found = _run(heads, head_grads, keep, {id(v) for v in variables})
+        out = []
+        for v in variables:
+            hit = found.get(id(v))
+            out.append(NDArray(hit[1] if hit else jnp.zeros(v.shape, v.dtype)))
+    return out[0] if single else out
+
+
+def _grad_create_graph(heads, variables, head_grads):
+    raise MXNetError("autograd.grad(create_graph=True) is not available yet")
+
+
+def _as_lists(heads, head_grads):
+    if not isinstance(heads, (list, tuple)):
+        heads = [heads]
+        head_grads = [head_grads]
+    elif head_grads is None:
+        head_grads = [None] * len(heads)
+    if len(head_grads) != len(heads):
+        raise MXNetError(f"got {len(heads)} heads but {len(head_grads)} head_grads")
+    return list(heads), list(head_grads)
+
+
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Make ``variables`` leaves of the tape whose gradients go to ``gradients``."""
+    if not isinstance(variables, (list, tuple)):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    for v, g, r in zip(variables, gradients, grad_reqs):
+        v._grad, v._grad_req, v._node = g, r, None
+
+
+class Function:
+    """Custom differentiable function: subclass and define ``forward``/``backward``.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> class Square(mx.autograd.Function):
+    ...     def forward(self, x):
+    ...         self.save_for_backward(x)
+    ...         return x * x
+    ...     def backward(self, dy):
+    ...         (x,) = self.saved_tensors
+    ...         return 2 * x * dy
+    >>> x = mx.nd.array([3.0]); x.attach_grad()
+    >>> with mx.autograd.record():
+    ...     y = Square()(x)
+    >>> y.backward(); x.grad.asscalar()
+    6.0
+    """
+
+    def save_for_backward(self, *args):
+        self.saved_tensors = args
+
+    def __call__(self, *inputs):
+        from . import autograd
+        from .ndarray.ndarray import NDArray
+
+        with autograd.pause(autograd.is_training()):
+            outs = self.forward(*inputs)
+        single = not isinstance(outs, (list, tuple))
+        outs = [outs] if single else list(outs)
+        if autograd.is_recording():
+            parents = tuple(x for x in inputs if isinstance(x, NDArray) and needs_grad(x))
+
+            def bwd(cts):
+                with autograd.pause():
+                    res = self.backward(*[NDArray(c) for c in cts])
+                res = [res] if not isinstance(res, (list, tuple)) else res
+                by_input = {id(x): r for x, r in zip(inputs, res)}
+                return tuple(_raw(by_input[id(p)]) for p in parents)
+
+            node = Node(bwd, parents, tuple(o._data for o in outs), type(self).__name__)
+            outs = [NDArray(o._data) for o in outs]
+            for i, o in enumerate(outs):
+                o._node = (node, i)
+        return outs[0] if single else outs

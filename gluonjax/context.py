@@ -1,0 +1,130 @@
+"""Device contexts: ``mx.cpu()``, ``mx.gpu(i)``, ``current_context()``.
+
+A :class:`Context` names a jax device. ``with mx.gpu(0):`` makes it the default
+for array creation. Asking for a GPU that is not there raises
+:class:`~gluonjax.base.ContextError` with the devices that are.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import jax
+
+from .base import ContextError
+
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
+
+_state = threading.local()
+
+
+class Context:
+    """A device: ``Context('cpu', 0)`` or ``Context('gpu', 1)``.
+
+    Parameters
+    ----------
+    device_type : str
+        ``'cpu'``, ``'gpu'`` or ``'cpu_pinned'`` (treated as ``'cpu'``).
+    device_id : int
+        Index among the devices of that type.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> mx.cpu()
+    cpu(0)
+    >>> with mx.cpu(0):
+    ...     mx.current_context()
+    cpu(0)
+    """
+
+    __slots__ = ("device_type", "device_id", "_old")
+
+    def __init__(self, device_type="cpu", device_id=0):
+        if isinstance(device_type, Context):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        if device_type not in ("cpu", "gpu", "cpu_pinned", "cpu_shared"):
+            raise ContextError(f"unknown device type {device_type!r}; use 'cpu' or 'gpu'")
+        self.device_type = device_type
+        self.device_id = int(device_id)
+        self._old = None
+
+    @property
+    def jax_device(self):
+        """The ``jax.Device`` this context names (raises if it is absent)."""
+        kind = "gpu" if self.device_type == "gpu" else "cpu"
+        try:
+            devices = jax.devices(kind)
+        except RuntimeError:
+            devices = []
+        if self.device_id >= len(devices):
+            have = ", ".join(str(d) for d in jax.devices()) or "none"
+            raise ContextError(
+                f"{self} is not available: this machine has {len(devices)} {kind} "
+                f"device(s) (jax sees: {have}). Use mx.cpu() or check "
+                f"mx.context.num_gpus() before asking for a GPU."
+            )
+        return devices[self.device_id]
+
+    def __enter__(self):
+        self.jax_device  # fail early on a missing device
+        self._old = current_context()
+        _state.ctx = self
+        return self
+
+    def __exit__(self, *exc):
+        _state.ctx = self._old
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, Context)
+            and _kind(self) == _kind(other)
+            and self.device_id == other.device_id
+        )
+
+    def __hash__(self):
+        return hash((_kind(self), self.device_id))
+
+    def __repr__(self):
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+
+def _kind(ctx):
+    return "gpu" if ctx.device_type == "gpu" else "cpu"
+
+
+def cpu(device_id=0):
+    """The CPU context (``cpu(0)``)."""
+    return Context("cpu", device_id)
+
+
+def cpu_pinned(device_id=0):
+    """Pinned host memory in MXNet; plain CPU memory here."""
+    return Context("cpu_pinned", device_id)
+
+
+def gpu(device_id=0):
+    """The ``device_id``-th GPU context; using it without a GPU raises ContextError."""
+    return Context("gpu", device_id)
+
+
+def num_gpus():
+    """How many GPUs jax can see."""
+    try:
+        return len(jax.devices("gpu"))
+    except RuntimeError:
+        return 0
+
+
+def current_context():
+    """The context set by the innermost ``with ctx:`` (``cpu(0)`` by default)."""
+    ctx = getattr(_state, "ctx", None)
+    return ctx if ctx is not None else Context("cpu", 0)
+
+
+def context_of(device):
+    """The Context of a jax device."""
+    kind = "gpu" if device.platform in ("gpu", "cuda", "rocm") else "cpu"
+    return Context(kind, device.id if kind == "gpu" else 0)

@@ -1,0 +1,106 @@
+"""Array creation: ``array``, ``zeros``, ``ones``, ``full``, ``empty``, ``arange``, ``eye``..."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._ops.registry import dtype_of
+from ..context import Context, current_context
+from .ndarray import NDArray
+
+__all__ = ["array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace", "from_jax"]
+
+
+def _place(x, ctx):
+    """Put ``x`` on ``ctx``; the default CPU needs no explicit device_put."""
+    ctx = ctx if ctx is not None else current_context()
+    if not isinstance(ctx, Context):
+        ctx = Context(ctx)
+    if ctx.device_type != "gpu" and ctx.device_id == 0:
+        return jnp.asarray(x)
+    return jax.device_put(x, ctx.jax_device)
+
+
+def _dt(dtype):
+    return np.float32 if dtype is None else dtype_of(dtype)
+
+
+def array(source_array, ctx=None, dtype=None):
+    """An NDArray from a list, numpy array or NDArray.
+
+    Parameters
+    ----------
+    source_array : array_like
+        The values.
+    ctx : Context, optional
+        Device (default: ``current_context()``).
+    dtype : str or numpy dtype, optional
+        Default: the source's dtype for an NDArray, otherwise float32 (as MXNet).
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> mx.nd.array([[1, 2], [3, 4]]).dtype
+    dtype('float32')
+    """
+    if isinstance(source_array, NDArray):
+        dt = source_array.dtype if dtype is None else dtype_of(dtype)
+        return NDArray(_place(source_array._data.astype(dt), ctx))
+    if isinstance(source_array, jax.Array) and dtype is None:
+        return NDArray(_place(source_array, ctx))
+    return NDArray(_place(np.asarray(source_array, dtype=_dt(dtype)), ctx))
+
+
+def from_jax(x):
+    """Wrap a jax array without copying."""
+    return NDArray(jnp.asarray(x))
+
+
+def _shape(shape):
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs):
+    """An array of zeros (float32 by default)."""
+    return NDArray(_place(np.zeros(_shape(shape), _dt(dtype)), ctx))
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    """An array of ones (float32 by default)."""
+    return NDArray(_place(np.ones(_shape(shape), _dt(dtype)), ctx))
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    """An array filled with ``val``."""
+    res = NDArray(_place(np.full(_shape(shape), val, _dt(dtype)), ctx))
+    if out is not None:
+        out._data = res._data
+        return out
+    return res
+
+
+def empty(shape, ctx=None, dtype=None):
+    """An array of the given shape (zero-filled: XLA has no uninitialised memory)."""
+    return zeros(shape, ctx, dtype)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):
+    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
+    if stop is None:
+        start, stop = 0, start
+    vals = np.arange(start, stop, step, dtype=np.float64).astype(_dt(dtype))
+    if repeat > 1:
+        vals = np.repeat(vals, int(repeat))
+    return NDArray(_place(vals, ctx))
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
+    """``num`` evenly spaced values from start to stop."""
+    return NDArray(_place(np.linspace(start, stop, int(num), endpoint=endpoint).astype(_dt(dtype)), ctx))
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None):
+    """A 2-D array with ones on the k-th diagonal."""
+    return NDArray(_place(np.eye(int(N), int(M) or None, int(k), dtype=_dt(dtype)), ctx))

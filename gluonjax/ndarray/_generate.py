@@ -1,0 +1,86 @@
+"""Turn each registry op into an ``nd`` function (the only way ops reach ``nd``)."""
+
+from __future__ import annotations
+
+from .._ops import registry as _reg
+from ..base import AttrError
+from ._invoke import invoke
+
+
+def make_function(op):
+    """``nd.<op.name>(*inputs, out=None, name=None, **attrs)`` for one registry op."""
+    attrs = op.attrs
+    has_num_args = "num_args" in attrs
+
+    def fn(*args, out=None, name=None, **kwargs):
+        if op.variadic:
+            if len(args) == 1 and isinstance(args[0], (list, tuple)):
+                args = tuple(args[0])
+            if has_num_args and kwargs.get("num_args") in (None, 0):
+                kwargs["num_args"] = len(args)
+        elif kwargs and any(k not in attrs for k in kwargs):
+            args, kwargs = _named_inputs(op, args, kwargs)
+        return invoke(op, args, kwargs, out)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = _doc(op)
+    return fn
+
+
+def _named_inputs(op, args, kwargs):
+    attr_kw = {k: v for k, v in kwargs.items() if k in op.attrs}
+    given = {k: v for k, v in kwargs.items() if k not in op.attrs}
+    static_key, _ = op.parse_attrs({k: v for k, v in attr_kw.items() if op.attrs[k].static} if
+                                   not op.dynamic_names else attr_kw)
+    names = op.input_names(op.attr_dict(static_key, [op.attrs[n].default for n in op.dynamic_names]))
+    unknown = [k for k in given if k not in names]
+    if unknown:
+        raise AttrError(
+            f"{op.name}: unknown argument(s) {unknown}; inputs are {list(names)}, "
+            f"attributes are {list(op.attrs)}"
+        )
+    full = list(args)
+    for n in names[len(args):]:
+        if n in given:
+            full.append(given[n])
+        elif len(full) < len(names) and any(m in given for m in names[len(full) + 1:]):
+            full.append(None)
+    return tuple(full), attr_kw
+
+
+def _doc(op):
+    lines = [op.doc.strip() or f"The ``{op.name}`` operator.", "", "Parameters", "----------"]
+    if op.variadic:
+        lines.append("*data : NDArray\n    Inputs.")
+    else:
+        names = op.inputs if not callable(op.inputs) else ("data", "...")
+        for n in names:
+            lines.append(f"{n} : NDArray\n    Input.")
+    for k, a in op.attrs.items():
+        if k.startswith("_"):
+            continue
+        default = "required" if a.default is _reg.REQUIRED else f"default {a.default!r}"
+        choices = f", one of {list(a.choices)}" if a.choices else ""
+        lines.append(f"{k} : {a.kind}, {default}{choices}")
+    lines += ["", "Outputs", "-------", "NDArray (or a list for multi-output ops)."]
+    return "\n".join(lines)
+
+
+def generate(namespace):
+    """Add every registry op (and alias) to ``namespace`` unless already defined."""
+    for name, op in _reg.items():
+        if name not in namespace:
+            f = make_function(op)
+            if name != op.name:
+                f = _rename(f, name)
+            namespace[name] = f
+    return namespace
+
+
+def _rename(fn, name):
+    def alias(*a, **k):
+        return fn(*a, **k)
+
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = fn.__doc__
+    return alias

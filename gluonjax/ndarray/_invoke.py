@@ -1,0 +1,137 @@
+"""Eager execution of registry ops on NDArrays (the ``nd`` hot path).
+
+``invoke(op, args, kwargs)`` parses the attributes (memoised), fetches the
+op's cached ``jax.jit`` kernel and calls it once. Under ``autograd.record()``
+it calls a cached forward kernel that also returns the VJP closure, and puts a
+node on the tape whose backward is one more cached compiled call.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from .. import _tape
+from .. import autograd as _ag
+from .. import random as _random
+from ..base import MXNetError
+
+_VJP_FWD: dict = {}
+_VJP_BWD = jax.jit(lambda vjp_fn, cts: vjp_fn(cts))
+
+
+def _unwrap(a, NDArray):
+    return a._data if isinstance(a, NDArray) else a
+
+
+def invoke(op, args, kwargs, out=None):
+    """Run ``op`` eagerly on ``args`` (NDArrays, numpy arrays or scalars)."""
+    from .ndarray import NDArray
+
+    if op.mode and "_train" not in kwargs:
+        kwargs = dict(kwargs, _train=_ag.is_training())
+    try:
+        static_key, dyn = op.parse_attrs(kwargs)
+    except MXNetError:
+        raise
+    arrays = [a._data if type(a) is NDArray else _unwrap(a, NDArray) for a in args]
+    if op.random:
+        arrays[0:0] = _random.key_and_counter()
+    arrays.extend(dyn)
+    if _ag.is_recording() and any(type(a) is NDArray and _tape.needs_grad(a) for a in args):
+        res, node_fn = _recorded(op, static_key, args, arrays, NDArray)
+    else:
+        node_fn = None
+        try:
+            res = op.kernel(static_key)(*arrays)
+        except MXNetError:
+            raise
+        except Exception as err:  # jax shape/dtype errors -> OpError naming the op
+            raise op.fail(err, arrays, static_key) from None
+    if op.aux:
+        res, new_aux = res
+        _write_aux(op, static_key, args, new_aux, NDArray)
+    return _wrap(op, static_key, res, node_fn, out, NDArray)
+
+
+def _write_aux(op, static_key, args, new_aux, NDArray):
+    names = op.input_names(op.attr_dict(static_key))
+    for name, value in zip(op.aux, new_aux):
+        target = args[names.index(name)] if name in names else None
+        if isinstance(target, NDArray):
+            target._data = value
+
+
+def _diff_mask(args, NDArray):
+    return tuple(
+        type(a) is NDArray and _tape.needs_grad(a) and np.issubdtype(a.dtype, np.inexact)
+        for a in args
+    )
+
+
+def _recorded(op, static_key, args, arrays, NDArray):
+    """Forward that also returns the VJP, and a function making the tape node."""
+    offset = 2 if op.random else 0
+    mask = _diff_mask(args, NDArray)
+    key = (op.name, static_key, mask, len(arrays))
+    fwd = _VJP_FWD.get(key)
+    if fwd is None:
+        fwd = _VJP_FWD[key] = _make_vjp_fwd(op, static_key, mask, offset)
+    diff = tuple(a for a, m in zip(arrays[offset:], mask) if m)
+    try:
+        out, aux, vjp_fn = fwd(diff, tuple(arrays))
+    except MXNetError:
+        raise
+    except Exception as err:
+        raise op.fail(err, arrays, static_key) from None
+    parents = tuple(a for a, m in zip(args, mask) if m)
+
+    def make_node(outs):
+        multi = isinstance(out, (tuple, list))
+
+        def bwd(cts):
+            return _VJP_BWD(vjp_fn, tuple(cts) if multi else cts[0])
+
+        return _tape.Node(bwd, parents, outs, op.name)
+
+    return ((out, aux) if op.aux else out), make_node
+
+
+def _make_vjp_fwd(op, static_key, mask, offset):
+    bound = op.bound(static_key)
+    has_aux = bool(op.aux)
+
+    def fwd(diff, arrays):
+        def f(*d):
+            it = iter(d)
+            full = list(arrays[:offset]) + [
+                next(it) if m else a for a, m in zip(arrays[offset:], mask)
+            ] + list(arrays[offset + len(mask):])
+            r = bound(*full)
+            return r if has_aux else (r, ())
+
+        out, vjp_fn, aux = jax.vjp(f, *diff, has_aux=True)
+        return out, aux, vjp_fn
+
+    return jax.jit(fwd)
+
+
+def _wrap(op, static_key, res, node_fn, out, NDArray):
+    multi = isinstance(res, (tuple, list))
+    outs = list(res) if multi else [res]
+    wrapped = [NDArray(r) for r in outs]
+    if node_fn is not None:
+        node = node_fn(tuple(outs))
+        for i, w in enumerate(wrapped):
+            w._node = (node, i)
+    if multi:
+        nvis = op.n_visible(op.attr_dict(static_key))
+        wrapped = wrapped[:nvis]
+    if out is not None:
+        targets = out if isinstance(out, (list, tuple)) else [out]
+        for t, w in zip(targets, wrapped):
+            t._data, t._node = w._data, w._node
+        return out
+    if multi and len(wrapped) > 1:
+        return wrapped
+    return wrapped[0]

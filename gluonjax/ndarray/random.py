@@ -1,0 +1,1 @@
+"""``nd.random``: samplers (placeholder filled by the random ops)."""

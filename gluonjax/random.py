@@ -1,0 +1,58 @@
+"""Global random state: ``mx.random.seed(n)`` makes every random op reproducible.
+
+Random operators draw ``fold_in(seed_key, counter)`` inside their compiled kernel,
+so taking a fresh key costs no extra dispatch. ``gluonjax.nd.random`` holds the
+sampling functions (``normal``, ``uniform``, ``randint``, ``shuffle``...).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import jax
+import numpy as np
+
+__all__ = ["seed", "next_key", "key_and_counter"]
+
+_lock = threading.Lock()
+_state = {"key": None, "seed": 0, "counter": itertools.count()}
+
+
+def seed(seed_state, ctx="all"):
+    """Reset the global generator: the same seed gives the same random numbers.
+
+    Parameters
+    ----------
+    seed_state : int
+        The seed.
+    ctx : Context or 'all'
+        Accepted for MXNet compatibility; one generator serves every device.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> mx.random.seed(7); a = mx.nd.random.uniform(shape=(2,)).asnumpy()
+    >>> mx.random.seed(7); b = mx.nd.random.uniform(shape=(2,)).asnumpy()
+    >>> bool((a == b).all())
+    True
+    """
+    with _lock:
+        _state["seed"] = int(seed_state)
+        _state["key"] = None
+        _state["counter"] = itertools.count()
+
+
+def key_and_counter():
+    """``(seed_key, counter)``: the arguments a random kernel folds into one key."""
+    key = _state["key"]
+    if key is None:
+        with _lock:
+            key = _state["key"] = jax.random.PRNGKey(_state["seed"])
+    return key, np.uint32(next(_state["counter"]) & 0xFFFFFFFF)
+
+
+def next_key():
+    """A fresh jax PRNG key (one dispatch; kernels use :func:`key_and_counter`)."""
+    key, counter = key_and_counter()
+    return jax.random.fold_in(key, counter)
