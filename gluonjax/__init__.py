@@ -16,6 +16,12 @@ from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  #
 from . import random, autograd  # noqa: E402
 from . import ndarray  # noqa: E402
 from . import ndarray as nd  # noqa: E402
+from . import name, attribute  # noqa: E402
+from . import symbol  # noqa: E402
+from . import symbol as sym  # noqa: E402
+from . import initializer  # noqa: E402
+from . import initializer as init  # noqa: E402
+from . import gluon  # noqa: E402
 from .base import MXNetError  # noqa: E402
 
 __all__ = [
@@ -32,4 +38,11 @@ __all__ = [
     "nd",
     "ndarray",
     "MXNetError",
+    "name",
+    "attribute",
+    "sym",
+    "symbol",
+    "initializer",
+    "init",
+    "gluon",
 ]

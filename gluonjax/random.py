@@ -16,6 +16,7 @@ import numpy as np
 __all__ = ["seed", "next_key", "key_and_counter"]
 
 _lock = threading.Lock()
+_local = threading.local()
 _state = {"key": None, "seed": 0, "counter": itertools.count()}
 
 
@@ -45,6 +46,9 @@ def seed(seed_state, ctx="all"):
 
 def key_and_counter():
     """``(seed_key, counter)``: the arguments a random kernel folds into one key."""
+    traced = getattr(_local, "traced", None)
+    if traced is not None:
+        return traced[0], np.uint32(next(traced[1]))
     key = _state["key"]
     if key is None:
         with _lock:
@@ -56,3 +60,23 @@ def next_key():
     """A fresh jax PRNG key (one dispatch; kernels use :func:`key_and_counter`)."""
     key, counter = key_and_counter()
     return jax.random.fold_in(key, counter)
+
+
+class traced_key:
+    """Inside a hybridized trace, random ops draw from ``fold_in(key, counter)``.
+
+    The key is an argument of the compiled function, so each call gets fresh
+    randomness without retracing.
+    """
+
+    def __init__(self, seed_key, counter):
+        self._key = jax.random.fold_in(seed_key, counter)
+        self._old = None
+
+    def __enter__(self):
+        self._old = getattr(_local, "traced", None)
+        _local.traced = (self._key, itertools.count())
+        return self
+
+    def __exit__(self, *exc):
+        _local.traced = self._old

@@ -1,1 +1,212 @@
-"""Placeholder; ops are added here."""
+"""Convolution and Deconvolution (1-D, 2-D and 3-D, grouped, dilated, NCHW or NHWC)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ..registry import Attr, register
+
+CONV_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
+_SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
+
+
+def channel_last(layout):
+    """True for NWC/NHWC/NDHWC layouts."""
+    return layout is not None and layout.endswith("C")
+
+
+def spatial_axes(ndim, layout):
+    """Indices of the spatial axes of an ``ndim``-d array in ``layout``."""
+    return tuple(range(1, ndim - 1)) if channel_last(layout) else tuple(range(2, ndim))
+
+
+def expand(value, n, fill, name):
+    """``value`` (a tuple, maybe empty) as an ``n``-tuple; ``()`` means ``fill``."""
+    if not value:
+        return (fill,) * n
+    if len(value) != n:
+        raise ValueError(f"{name}={value} must have {n} entries, one per spatial axis")
+    return tuple(value)
+
+
+def check_layout(data, kernel, layout):
+    """Validate ``kernel`` against ``data`` and ``layout``; returns the spatial rank."""
+    nd = len(kernel)
+    if nd not in (1, 2, 3):
+        raise ValueError(f"kernel={kernel} must have 1, 2 or 3 entries (1-D/2-D/3-D)")
+    if data.ndim != nd + 2:
+        raise ValueError(
+            f"data of shape {tuple(data.shape)} must be {nd + 2}-D for a {nd}-D kernel {kernel}"
+        )
+    if layout is not None and len(layout) != nd + 2:
+        raise ValueError(f"layout {layout} does not fit a {nd}-D kernel {kernel}")
+    return nd
+
+
+def _specs(nd, layout, transposed=False):
+    sp = _SPATIAL[nd]
+    if channel_last(layout):
+        return ("N" + sp + "C", "O" + sp + "I", "N" + sp + "C")
+    return ("NC" + sp, "OI" + sp, "NC" + sp)
+
+
+def _channels(shape, layout):
+    return shape[-1] if channel_last(layout) else shape[1]
+
+
+def _bias(out, bias, layout):
+    if bias is None:
+        return out
+    shape = [1] * out.ndim
+    shape[-1 if channel_last(layout) else 1] = -1
+    return out + bias.reshape(shape).astype(out.dtype)
+
+
+def _weight_shape(layout, lead, per_group, kernel):
+    if channel_last(layout):
+        return (lead, *kernel, per_group)
+    return (lead, per_group, *kernel)
+
+
+def _conv_inputs(attrs):
+    return ("data", "weight") if attrs["no_bias"] else ("data", "weight", "bias")
+
+
+def _conv_infer(attrs, shapes):
+    data, layout, kernel = shapes["data"], attrs["layout"], attrs["kernel"]
+    c = _channels(data, layout)
+    out = {"weight": _weight_shape(layout, attrs["num_filter"], c // attrs["num_group"], kernel)}
+    if not attrs["no_bias"]:
+        out["bias"] = (attrs["num_filter"],)
+    return out
+
+
+def _common_attrs(no_bias, workspace):
+    return {
+        "kernel": Attr("shape"),
+        "stride": Attr("shape", ()),
+        "dilate": Attr("shape", ()),
+        "pad": Attr("shape", ()),
+        "num_filter": Attr("int"),
+        "num_group": Attr("int", 1),
+        "workspace": Attr("int", workspace),
+        "no_bias": Attr("bool", no_bias),
+        "cudnn_tune": Attr("str?", None, choices=("off", "limited_workspace", "fastest")),
+        "cudnn_off": Attr("bool", False),
+        "layout": Attr("str?", None, choices=CONV_LAYOUTS),
+    }
+
+
+def _check_groups(c, num_filter, num_group):
+    if num_group < 1 or c % num_group or num_filter % num_group:
+        raise ValueError(
+            f"input channels {c} and num_filter {num_filter} must both be divisible by "
+            f"num_group {num_group}"
+        )
+
+
+def _check_param(what, got, want):
+    if tuple(got) != tuple(want):
+        raise ValueError(f"{what} shape {tuple(got)} does not match the expected {tuple(want)}")
+
+
+@register(
+    "Convolution", inputs=_conv_inputs, attrs=_common_attrs(False, 1024), infer_args=_conv_infer
+)
+def convolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_filter, num_group,
+                workspace, no_bias, cudnn_tune, cudnn_off, layout):
+    """N-d cross-correlation (MXNet ``Convolution``).
+
+    Inputs: data (N, C, *spatial) [or channel-last], weight (num_filter, C/num_group, *kernel)
+    [(num_filter, *kernel, C/num_group) for channel-last layouts], bias (num_filter,).
+    Output size per axis: ``(x + 2*pad - dilate*(k-1) - 1) // stride + 1``.
+    """
+    nd = check_layout(data, kernel, layout)
+    stride, dilate = expand(stride, nd, 1, "stride"), expand(dilate, nd, 1, "dilate")
+    pad = expand(pad, nd, 0, "pad")
+    c = _channels(data.shape, layout)
+    _check_groups(c, num_filter, num_group)
+    _check_param("weight", weight.shape, _weight_shape(layout, num_filter, c // num_group, kernel))
+    if bias is not None:
+        _check_param("bias", bias.shape, (num_filter,))
+    out = jax.lax.conv_general_dilated(
+        data, weight.astype(data.dtype), window_strides=stride,
+        padding=[(p, p) for p in pad], rhs_dilation=dilate,
+        dimension_numbers=_specs(nd, layout), feature_group_count=num_group,
+    )
+    return _bias(out, bias, layout)
+
+
+def deconv_geometry(in_spatial, kernel, stride, dilate, pad, adj, target_shape):
+    """``(pad, adj, out_spatial)`` of a Deconvolution (``target_shape`` overrides pad/adj)."""
+    if target_shape and any(target_shape):
+        pads, adjs = [], []
+        for x, k, s, d, t in zip(in_spatial, kernel, stride, dilate, target_shape, strict=True):
+            full = s * (x - 1) + d * (k - 1) + 1
+            if t > full:
+                raise ValueError(f"target_shape {target_shape} is too big (at most {full})")
+            pads.append((full - t + 1) // 2)
+            adjs.append((full - t) % 2)
+        pad, adj = tuple(pads), tuple(adjs)
+    out = tuple(
+        (x - 1) * s - 2 * p + d * (k - 1) + a + 1
+        for x, k, s, d, p, a in zip(in_spatial, kernel, stride, dilate, pad, adj, strict=True)
+    )
+    return pad, adj, out
+
+
+def _deconv_infer(attrs, shapes):
+    data, layout, kernel = shapes["data"], attrs["layout"], attrs["kernel"]
+    c = _channels(data, layout)
+    out = {"weight": _weight_shape(layout, c, attrs["num_filter"] // attrs["num_group"], kernel)}
+    if not attrs["no_bias"]:
+        out["bias"] = (attrs["num_filter"],)
+    return out
+
+
+_DECONV_ATTRS = dict(
+    _common_attrs(True, 512), adj=Attr("shape", ()), target_shape=Attr("shape", ())
+)
+
+
+@register("Deconvolution", inputs=_conv_inputs, attrs=_DECONV_ATTRS, infer_args=_deconv_infer)
+def deconvolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_filter, num_group,
+                  workspace, no_bias, cudnn_tune, cudnn_off, layout, adj, target_shape):
+    """Transposed convolution (the gradient of Convolution w.r.t. its data).
+
+    Inputs: data (N, C, *spatial), weight (C, num_filter/num_group, *kernel) [channel-last:
+    (C, *kernel, num_filter/num_group)], bias (num_filter,) unless ``no_bias`` (default True).
+    Output size: ``(x-1)*stride - 2*pad + dilate*(k-1) + adj + 1``, or ``target_shape``.
+    """
+    nd = check_layout(data, kernel, layout)
+    stride, dilate = expand(stride, nd, 1, "stride"), expand(dilate, nd, 1, "dilate")
+    pad, adj = expand(pad, nd, 0, "pad"), expand(adj, nd, 0, "adj")
+    target = expand(target_shape, nd, 0, "target_shape")
+    axes = spatial_axes(data.ndim, layout)
+    pad, adj, _ = deconv_geometry([data.shape[a] for a in axes], kernel, stride, dilate, pad,
+                                  adj, target)
+    c = _channels(data.shape, layout)
+    _check_groups(c, num_filter, num_group)
+    fpg = num_filter // num_group
+    _check_param("weight", weight.shape, _weight_shape(layout, c, fpg, kernel))
+    if bias is not None:
+        _check_param("bias", bias.shape, (num_filter,))
+    w = weight.astype(data.dtype)
+    if channel_last(layout):  # (C, *k, F/g) -> (C, F/g, *k)
+        w = jnp.moveaxis(w, -1, 1)
+    # (g, C/g, F/g, *k) -> (g, F/g, C/g, *k) -> (F, C/g, *k), spatially flipped
+    w = w.reshape((num_group, c // num_group, fpg) + tuple(kernel))
+    w = jnp.swapaxes(w, 1, 2).reshape((num_filter, c // num_group) + tuple(kernel))
+    w = jnp.flip(w, axis=tuple(range(2, 2 + nd)))
+    if channel_last(layout):
+        w = jnp.moveaxis(w, 1, -1)
+    padding = [
+        (d * (k - 1) - p, d * (k - 1) - p + a) for k, d, p, a in zip(kernel, dilate, pad, adj, strict=True)
+    ]
+    out = jax.lax.conv_general_dilated(
+        data, w, window_strides=(1,) * nd, padding=padding, lhs_dilation=stride,
+        rhs_dilation=dilate, dimension_numbers=_specs(nd, layout),
+        feature_group_count=num_group,
+    )
+    return _bias(out, bias, layout)

@@ -1,1 +1,126 @@
-"""Placeholder; ops are added here."""
+"""Indexing: pick, one_hot, take, batch_take, gather_nd, scatter_nd.
+
+Index arrays may be float (MXNet's default dtype): they are truncated toward
+zero, as MXNet's cast does. Indices never receive gradients.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ..registry import Attr, register
+
+
+def _int(index):
+    return jax.lax.stop_gradient(index).astype(jnp.int32)
+
+
+def _fix_mode(idx, n, mode):
+    """``clip`` to [0, n-1] or ``wrap`` (python modulo)."""
+    if mode == "wrap":
+        return jnp.mod(idx, n)
+    return jnp.clip(idx, 0, n - 1)
+
+
+def _axis(a, ndim):
+    if not -ndim <= a < ndim:
+        raise ValueError(f"axis {a} is out of range for a {ndim}-d input")
+    return a % ndim
+
+
+@register(
+    "pick",
+    inputs=("data", "index"),
+    attrs={
+        "axis": Attr("int?", -1),
+        "keepdims": Attr("bool", False),
+        "mode": Attr("str", "clip", choices=("clip", "wrap")),
+    },
+)
+def pick(data, index, *, axis, keepdims, mode):
+    """``out[i, j] = data[i, index[i, j], j]`` along ``axis``; index has data's shape
+    without ``axis`` (or with it of size 1). Out-of-range: ``clip`` or ``wrap``."""
+    if axis is None:
+        raise ValueError("axis=None is not supported by pick; give an axis")
+    ax = _axis(axis, data.ndim)
+    keep_shape = data.shape[:ax] + (1,) + data.shape[ax + 1:]
+    drop_shape = data.shape[:ax] + data.shape[ax + 1:]
+    if index.shape not in (keep_shape, drop_shape):
+        raise ValueError(f"index shape {index.shape} does not match data {data.shape} on axis {axis}")
+    idx = _fix_mode(_int(index).reshape(keep_shape), data.shape[ax], mode)
+    out = jnp.take_along_axis(data, idx, axis=ax)
+    return out if keepdims else jnp.squeeze(out, ax)
+
+
+@register(
+    "one_hot",
+    inputs=("indices",),
+    attrs={
+        "depth": Attr("int"),
+        "on_value": Attr("float", 1.0),
+        "off_value": Attr("float", 0.0),
+        "dtype": Attr("dtype", "float32", choices=(
+            "bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")),
+    },
+)
+def one_hot(indices, *, depth, on_value, off_value, dtype):
+    """A new last axis of size ``depth``: ``on_value`` at each index, else ``off_value``
+    (indices outside [0, depth) give an all-``off_value`` row)."""
+    idx = _int(indices)
+    hot = idx[..., None] == jnp.arange(depth, dtype=jnp.int32)
+    return jnp.where(hot, jnp.asarray(on_value, dtype), jnp.asarray(off_value, dtype))
+
+
+@register(
+    "take",
+    inputs=("a", "indices"),
+    attrs={
+        "axis": Attr("int", 0),
+        "mode": Attr("str", "clip", choices=("clip", "raise", "wrap")),
+    },
+)
+def take(a, indices, *, axis, mode):
+    """Slices of ``a`` along ``axis`` at ``indices``: output shape
+    ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``.
+
+    ``mode='raise'`` is treated as ``clip`` (jax cannot raise on data values)."""
+    ax = _axis(axis, a.ndim)
+    idx = _fix_mode(_int(indices), a.shape[ax], "wrap" if mode == "wrap" else "clip")
+    return jnp.take(a, idx, axis=ax)
+
+
+@register("batch_take", inputs=("a", "indices"))
+def batch_take(a, indices):
+    """``out[i] = a[i, indices[i]]`` for a 2-D ``a`` (indices clipped)."""
+    if a.ndim != 2 or indices.shape != (a.shape[0],):
+        raise ValueError(f"batch_take needs a 2-d input and (rows,) indices, got {a.shape}, "
+                         f"{indices.shape}")
+    idx = jnp.clip(_int(indices), 0, a.shape[1] - 1)
+    return jnp.take_along_axis(a, idx[:, None], axis=1)[:, 0]
+
+
+@register("gather_nd", inputs=("data", "indices"))
+def gather_nd(data, indices):
+    """``out[y] = data[indices[0, y], ..., indices[M-1, y]]`` for indices of shape
+    (M, Y...); output shape ``Y + data.shape[M:]``. Negative indices count from the end;
+    out-of-range ones are clipped (jax gathers cannot raise)."""
+    if indices.ndim < 1 or indices.shape[0] > data.ndim:
+        raise ValueError(f"indices of shape {indices.shape} cannot index data {data.shape}")
+    idx = _int(indices)
+    return data[tuple(idx[i] for i in range(idx.shape[0]))]
+
+
+@register("scatter_nd", inputs=("data", "indices"), attrs={"shape": Attr("shape")})
+def scatter_nd(data, indices, *, shape):
+    """Zeros of ``shape`` with ``out[indices[0, y], ..., indices[M-1, y]] = data[y]``;
+    the inverse of gather_nd. Duplicate indices: one of the values is kept; negative or
+    out-of-range indices are dropped."""
+    m = indices.shape[0] if indices.ndim else 0
+    if indices.ndim < 1 or m > len(shape) or data.shape != indices.shape[1:] + tuple(shape[m:]):
+        raise ValueError(
+            f"invalid data {data.shape}, indices {indices.shape} and shape {tuple(shape)}"
+        )
+    idx = _int(indices)
+    idx = tuple(jnp.where(idx[i] < 0, shape[i], idx[i]) for i in range(m))
+    return jnp.zeros(shape, data.dtype).at[idx].set(data, mode="drop")

@@ -1,0 +1,1 @@
+"""Private modules behind :mod:`gluonjax.initializer` (import from there)."""

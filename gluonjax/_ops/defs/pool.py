@@ -1,0 +1,195 @@
+"""Pooling, UpSampling and Pad."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..registry import Attr, register
+from .conv import check_layout, deconvolution, expand, spatial_axes
+
+POOL_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
+
+
+def _pool_geometry(size, k, s, p, convention):
+    """``(out, pad_low, pad_high)`` of one spatial axis."""
+    if convention == "same":
+        out = -(-size // s)
+        total = max((out - 1) * s + k - size, 0)
+        return out, total // 2, total - total // 2
+    span = size + 2 * p - k
+    if span < 0:
+        raise ValueError(f"kernel {k} is larger than the padded input size {size + 2 * p}")
+    out = 1 + (-(-span // s) if convention == "full" else span // s)
+    return out, p, max((out - 1) * s + k - size - p, 0)
+
+
+def _counts(size, k, s, lo, out, include_pad, hi_limit):
+    """Number of elements each window averages over, along one axis."""
+    start = np.arange(out) * s - lo
+    if include_pad:
+        return np.minimum(start + k, hi_limit) - start
+    return np.maximum(np.minimum(start + k, size) - np.maximum(start, 0), 0)
+
+
+@register(
+    "Pooling",
+    attrs={
+        "kernel": Attr("shape", ()),
+        "pool_type": Attr("str", "max", choices=("max", "avg", "sum", "lp")),
+        "global_pool": Attr("bool", False),
+        "cudnn_off": Attr("bool", False),
+        "pooling_convention": Attr("str", "valid", choices=("valid", "full", "same")),
+        "stride": Attr("shape", ()),
+        "pad": Attr("shape", ()),
+        "p_value": Attr("int?", None),
+        "count_include_pad": Attr("bool?", None),
+        "layout": Attr("str?", None, choices=POOL_LAYOUTS),
+    },
+)
+def pooling(data, *, kernel, pool_type, global_pool, cudnn_off, pooling_convention, stride, pad,
+            p_value, count_include_pad, layout):
+    """Max/avg/sum/Lp pooling over the 1-3 spatial axes.
+
+    ``valid`` uses ``floor`` and ``full`` uses ``ceil`` for the output size
+    ``(x + 2*pad - k) / stride + 1``; ``same`` gives ``ceil(x / stride)`` (no pad).
+    ``avg`` divides by the window size clipped to the padded input, or (with
+    ``count_include_pad=False``) by the number of real elements.
+    """
+    axes = spatial_axes(data.ndim, layout) if data.ndim >= 3 else ()
+    if not axes:
+        raise ValueError(f"data of shape {tuple(data.shape)} needs at least one spatial axis")
+    sizes = [data.shape[a] for a in axes]
+    nd = len(axes)
+    if global_pool:
+        kernel, stride, pad, conv = tuple(sizes), (1,) * nd, (0,) * nd, "valid"
+    else:
+        if not kernel:
+            raise ValueError("kernel is required unless global_pool=True")
+        check_layout(data, kernel, layout)
+        stride, pad = expand(stride, nd, 1, "stride"), expand(pad, nd, 0, "pad")
+        conv = pooling_convention
+        if conv == "same" and any(pad):
+            raise ValueError("pooling_convention='same' does not take a pad")
+    geo = [_pool_geometry(*a, conv) for a in zip(sizes, kernel, stride, pad, strict=True)]
+    window, strides, padding = [1] * data.ndim, [1] * data.ndim, [(0, 0)] * data.ndim
+    for a, k, s, (_, lo, hi) in zip(axes, kernel, stride, geo, strict=True):
+        window[a], strides[a], padding[a] = k, s, (lo, hi)
+
+    def reduce(x, init, fn):
+        return jax.lax.reduce_window(x, init, fn, window, strides, padding)
+
+    if pool_type == "max":
+        out = reduce(data, -jnp.inf, jax.lax.max)
+        return jnp.where(out == -jnp.inf, jnp.finfo(data.dtype).min, out).astype(data.dtype)
+    if pool_type == "lp":
+        p = 2 if p_value is None else p_value
+        s = reduce(data**p if p != 1 else data, jnp.array(0, data.dtype), jax.lax.add)
+        if p == 1:
+            return s
+        if p == 2:
+            return jnp.sqrt(s)
+        if p == 3:
+            return jnp.cbrt(s)
+        return s ** (1.0 / p)
+    total = reduce(data, jnp.array(0, data.dtype), jax.lax.add)
+    if pool_type == "sum":
+        return total
+    include = True if count_include_pad is None else count_include_pad
+    count = np.ones([1] * data.ndim, np.float64)
+    for a, size, k, s, p, (out, lo, _) in zip(axes, sizes, kernel, stride, pad, geo, strict=True):
+        shape = [1] * data.ndim
+        shape[a] = out
+        count = count * _counts(size, k, s, lo, out, include, size + p).reshape(shape)
+    safe = np.where(count > 0, count, 1).astype(np.dtype(data.dtype))
+    return jnp.where(count > 0, total / safe, 0).astype(data.dtype)
+
+
+def _upsampling_infer(attrs, shapes):
+    if attrs["sample_type"] != "bilinear":
+        return {}
+    s = attrs["scale"]
+    k = 2 * s - s % 2
+    return {"arg1": (shapes["arg0"][1], 1, k, k)}
+
+
+@register(
+    "UpSampling",
+    variadic=True,
+    attrs={
+        "num_args": Attr("int", 1),
+        "scale": Attr("int"),
+        "num_filter": Attr("int", 0),
+        "sample_type": Attr("str", choices=("nearest", "bilinear")),
+        "multi_input_mode": Attr("str", "concat", choices=("concat", "sum")),
+        "workspace": Attr("int", 512),
+    },
+    infer_args=_upsampling_infer,
+)
+def upsampling(*args, num_args, scale, num_filter, sample_type, multi_input_mode, workspace):
+    """Nearest-neighbour or bilinear up-sampling of NCHW data by an integer ``scale``.
+
+    ``nearest``: every input is repeated up to ``scale`` times the first input's size,
+    then the results are concatenated along channels (or summed).
+    ``bilinear``: inputs (data, weight (C, 1, k, k)); a grouped Deconvolution with
+    ``k = 2*scale - scale % 2``, stride ``scale``, pad ``ceil((scale-1)/2)``.
+    """
+    if scale < 1:
+        raise ValueError(f"scale must be >= 1, got {scale}")
+    if any(a.ndim != 4 for a in args):
+        raise ValueError(f"every input must be 4-D (N, C, H, W), got {[a.shape for a in args]}")
+    if sample_type == "bilinear":
+        if len(args) != 2:
+            raise ValueError("bilinear UpSampling takes exactly two inputs (data, weight)")
+        data, weight = args
+        c, k = data.shape[1], 2 * scale - scale % 2
+        return deconvolution(
+            data, weight, kernel=(k, k), stride=(scale, scale), dilate=(), adj=(),
+            pad=(math.ceil((scale - 1) / 2),) * 2, num_filter=c, num_group=c, workspace=0,
+            no_bias=True, cudnn_tune=None, cudnn_off=False, layout=None, target_shape=(),
+        )
+    oh, ow = args[0].shape[2] * scale, args[0].shape[3] * scale
+    outs = []
+    for a in args:
+        if oh % a.shape[2] or ow % a.shape[3] or oh // a.shape[2] != ow // a.shape[3]:
+            raise ValueError(f"input of shape {a.shape} cannot be up-sampled to ({oh}, {ow})")
+        s = oh // a.shape[2]
+        outs.append(jnp.repeat(jnp.repeat(a, s, axis=2), s, axis=3))
+    if multi_input_mode == "sum":
+        if len({o.shape for o in outs}) != 1:
+            raise ValueError(f"sum mode needs equal channels, got {[a.shape for a in args]}")
+        return sum(outs[1:], outs[0])
+    return jnp.concatenate(outs, axis=1) if len(outs) > 1 else outs[0]
+
+
+@register(
+    "Pad",
+    aliases=("pad",),
+    attrs={
+        "mode": Attr("str", choices=("constant", "edge", "reflect")),
+        "pad_width": Attr("shape"),
+        "constant_value": Attr("float", 0.0),
+    },
+)
+def pad_op(data, *, mode, pad_width, constant_value):
+    """Pad every axis by ``pad_width = (before0, after0, before1, after1, ...)``.
+
+    ``constant`` fills with ``constant_value``; ``edge`` repeats the border; ``reflect``
+    mirrors without repeating the border (as ``numpy.pad``).
+    """
+    if len(pad_width) != 2 * data.ndim:
+        raise ValueError(
+            f"pad_width {pad_width} must have 2*ndim = {2 * data.ndim} entries for data of "
+            f"shape {tuple(data.shape)}"
+        )
+    widths = [(pad_width[2 * i], pad_width[2 * i + 1]) for i in range(data.ndim)]
+    if mode == "constant":
+        return jnp.pad(data, widths, constant_values=jnp.asarray(constant_value, data.dtype))
+    if mode == "reflect":
+        for (lo, hi), n in zip(widths, data.shape, strict=True):
+            if lo >= n or hi >= n:
+                raise ValueError(f"reflect padding {pad_width} must be smaller than the axis")
+    return jnp.pad(data, widths, mode=mode)

@@ -1,0 +1,53 @@
+"""The trace scope of a hybridized call: parameter -> traced value.
+
+While a hybridized block's pure function is traced by ``jax.jit``, every
+``Parameter.data()`` returns the NDArray wrapper of the traced value held here;
+after the trace, wrappers whose value changed (BatchNorm running statistics)
+are returned as updates.
+"""
+
+from __future__ import annotations
+
+import threading
+
+_local = threading.local()
+
+
+class TraceScope:
+    """Maps parameters (by id) to NDArray wrappers of traced values."""
+
+    def __init__(self, params, values):
+        from .ndarray.ndarray import NDArray
+
+        self.params = params
+        self.inputs = tuple(values)
+        self.wrappers = [NDArray(v) for v in values]
+        self.by_id = {id(p): w for p, w in zip(params, self.wrappers)}
+        self._old = None
+
+    def updates(self):
+        """{index: new value} for parameters written during the trace."""
+        return {
+            i: w._data for i, (w, v) in enumerate(zip(self.wrappers, self.inputs)) if w._data is not v
+        }
+
+    def __enter__(self):
+        self._old = getattr(_local, "scope", None)
+        _local.scope = self
+        return self
+
+    def __exit__(self, *exc):
+        _local.scope = self._old
+
+
+def current():
+    """The active TraceScope or None."""
+    return getattr(_local, "scope", None)
+
+
+def lookup(param):
+    """The traced wrapper of ``param`` inside a trace, else None."""
+    scope = getattr(_local, "scope", None)
+    if scope is None:
+        return None
+    return scope.by_id.get(id(param))

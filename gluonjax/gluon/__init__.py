@@ -1,0 +1,10 @@
+"""``gluonjax.gluon``: Blocks, Parameters, layers (``nn``)."""
+
+from . import nn  # noqa: F401
+from .block import Block
+from .hybrid import HybridBlock
+from .parameter import Constant, DeferredInitializationError, Parameter
+from .parameter_dict import ParameterDict
+
+__all__ = ["Block", "HybridBlock", "Parameter", "Constant", "ParameterDict", "nn",
+           "DeferredInitializationError"]

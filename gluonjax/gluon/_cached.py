@@ -1,0 +1,149 @@
+"""The compiled forward of a hybridized block (``hybridize()`` = ``jax.jit``).
+
+``CachedGraph`` collects the block's parameters once and compiles
+``pure(param_values, inputs, seed_key, counter, training)`` with ``jax.jit``;
+jax retraces only for a new input signature. Under ``autograd.record()`` the
+forward is one compiled call returning the VJP, and the backward one more.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from .. import _tape, _trace
+from .. import autograd as _ag
+from .. import random as _random
+from ..base import HybridizationError, MXNetError
+from ..ndarray.ndarray import NDArray
+
+_VJP_BWD = jax.jit(lambda vjp_fn, cts: vjp_fn(cts))
+_TRACER_ERRORS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerBoolConversionError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+)
+
+
+def _raw(x):
+    if isinstance(x, NDArray):
+        return x._data
+    v = getattr(x, "_value", None)  # Symbol carrying a traced value
+    if v is not None:
+        return v
+    return x
+
+
+def _is_leaf(x):
+    return isinstance(x, NDArray) or hasattr(x, "_outputs")
+
+
+class CachedGraph:
+    """Compiled forward (and VJP) of one hybridized block."""
+
+    def __init__(self, block, static_alloc=False):
+        self.block = block
+        self.params = block._all_params()
+        self.datas = [p._data for p in self.params]
+        self.jit = jax.jit(self._pure, static_argnums=(4,))
+        self.vjp_fwd = {}
+        self.treedefs = {}
+
+    def _pure(self, param_values, inputs, seed_key, counter, training):
+        block = self.block
+        with _trace.TraceScope(self.params, param_values) as scope, \
+                _random.traced_key(seed_key, counter), \
+                _ag._Scope(False, training):
+            args = [NDArray(v) for v in inputs]
+            try:
+                out = block._traced_forward(*args)
+            except _TRACER_ERRORS as err:
+                raise HybridizationError(_tracer_message(block, err)) from None
+            out = jax.tree_util.tree_map(_raw, out, is_leaf=_is_leaf)
+            return out, scope.updates()
+
+    def __call__(self, args):
+        raw = [a._data if type(a) is NDArray else _raw_input(a) for a in args]
+        key, counter = _random.key_and_counter()
+        training = _ag.is_training()
+        if _ag.is_recording() and (
+            any(d._grad_req not in (None, "null") for d in self.datas)
+            or any(type(a) is NDArray and _tape.needs_grad(a) for a in args)
+        ):
+            return self._recorded(args, raw, key, counter, training)
+        out, updates = self.jit([d._data for d in self.datas], raw, key, counter, training)
+        if updates:
+            for i, v in updates.items():
+                self.datas[i]._data = v
+        if type(out) is not tuple and type(out) is not list and type(out) is not dict:
+            return NDArray(out)
+        return jax.tree_util.tree_map(NDArray, out)
+
+    def _recorded(self, args, raw, key, counter, training):
+        pmask = tuple(d._grad_req not in (None, "null") for d in self.datas)
+        imask = tuple(
+            type(a) is NDArray and _tape.needs_grad(a) and np.issubdtype(a.dtype, np.inexact)
+            for a in args
+        )
+        fkey = (training, pmask, imask)
+        fwd = self.vjp_fwd.get(fkey)
+        if fwd is None:
+            fwd = self.vjp_fwd[fkey] = jax.jit(self._make_vjp(training, pmask, imask))
+        pvals = [d._data for d in self.datas]
+        dp = [v for v, m in zip(pvals, pmask) if m]
+        di = [v for v, m in zip(raw, imask) if m]
+        out, updates, vjp_fn = fwd(dp, di, pvals, raw, key, counter)
+        if updates:
+            for i, v in updates.items():
+                self.datas[i]._data = v
+        leaves, treedef = jax.tree_util.tree_flatten(out)
+        parents = tuple(d for d, m in zip(self.datas, pmask) if m) + tuple(
+            a for a, m in zip(args, imask) if m
+        )
+
+        def bwd(cts):
+            gp, gi = _VJP_BWD(vjp_fn, jax.tree_util.tree_unflatten(treedef, list(cts)))
+            return tuple(gp) + tuple(gi)
+
+        node = _tape.Node(bwd, parents, tuple(leaves), self.block.name)
+        wrapped = [NDArray(v) for v in leaves]
+        for i, w in enumerate(wrapped):
+            w._node = (node, i)
+        return jax.tree_util.tree_unflatten(treedef, wrapped)
+
+    def _make_vjp(self, training, pmask, imask):
+        def fwd(dp, di, pvals, raw, key, counter):
+            def f(dp, di):
+                itp, iti = iter(dp), iter(di)
+                p = [next(itp) if m else v for v, m in zip(pvals, pmask)]
+                x = [next(iti) if m else v for v, m in zip(raw, imask)]
+                return self._pure(p, x, key, counter, training)
+
+            out, vjp_fn, updates = jax.vjp(f, dp, di, has_aux=True)
+            return out, updates, vjp_fn
+
+        return fwd
+
+
+def _raw_input(a):
+    if a is None:
+        return None
+    if hasattr(a, "shape") and hasattr(a, "dtype"):
+        return a
+    if isinstance(a, (int, float, np.number)):
+        return np.asarray(a, np.float32)
+    raise MXNetError(
+        f"a hybridized block takes NDArray (or numpy/jax array) inputs, got {type(a).__name__}"
+    )
+
+
+def _tracer_message(block, err):
+    first = str(err).split("\n")[0]
+    return (
+        f"Block '{block.name}' ({type(block).__name__}) uses a traced value as a Python "
+        f"value while hybridized ({type(err).__name__}: {first}). Inside a hybridized "
+        f"forward, values are symbolic: replace Python `if`/`while` on array values with "
+        f"F.where(...) or F.contrib.cond / while_loop / foreach, do not call asnumpy() or "
+        f"float() there, or call net.hybridize(False) to run eagerly."
+    )

@@ -1,0 +1,260 @@
+"""Block: the base of every Gluon layer and model (MXNet 1.x semantics)."""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+
+import numpy as np
+
+from ..base import MXNetError
+from ..ndarray.ndarray import NDArray
+from ._scope import BlockScope
+from .parameter import Parameter
+from .parameter_dict import ParameterDict
+
+__all__ = ["Block"]
+
+
+class _HookHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._id = hooks, id(hook)
+        hooks[self._id] = hook
+
+    def detach(self):
+        self._hooks.pop(self._id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.detach()
+
+
+def _indent(text, n):
+    lines = text.split("\n")
+    return "\n".join([lines[0]] + [" " * n + ln for ln in lines[1:]])
+
+
+class Block:
+    """Base class of layers and models; subclass it and define ``forward``.
+
+    Parameters
+    ----------
+    prefix : str, optional
+        Name prefix of this block's parameters (default: ``<classname><N>_``).
+    params : ParameterDict, optional
+        Share parameters with another block.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> class Net(mx.gluon.Block):
+    ...     def __init__(self, **kwargs):
+    ...         super().__init__(**kwargs)
+    ...         with self.name_scope():
+    ...             self.fc = mx.gluon.nn.Dense(2, in_units=3)
+    ...     def forward(self, x):
+    ...         return self.fc(x) * 2
+    >>> net = Net(prefix='net_'); net.initialize()
+    >>> net(mx.nd.ones((1, 3))).shape
+    (1, 2)
+    >>> sorted(net._collect_params_with_prefix())
+    ['fc.bias', 'fc.weight']
+    """
+
+    def __init__(self, prefix=None, params=None):
+        object.__setattr__(self, "_children", OrderedDict())
+        object.__setattr__(self, "_reg_params", OrderedDict())
+        self._empty_prefix = prefix == ""
+        self._prefix, self._params = BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
+        self._scope = BlockScope(self)
+        self._forward_hooks = OrderedDict()
+        self._forward_pre_hooks = OrderedDict()
+
+    def _alias(self):
+        return self.__class__.__name__.lower()
+
+    # ------------------------------------------------------------ registration
+    def __setattr__(self, name, value):
+        if isinstance(value, Block):
+            existing = self._children.get(name)
+            if existing is not None and not isinstance(value, type(existing)) and False:
+                pass
+            self.register_child(value, name)
+        elif isinstance(value, Parameter):
+            self._reg_params[name] = value
+        object.__setattr__(self, name, value)
+
+    def register_child(self, block, name=None):
+        """Make ``block`` a child (named ``name`` or by its position)."""
+        if name is None:
+            name = str(len(self._children))
+        self._children[name] = block
+
+    def __repr__(self):
+        mods = "\n".join(
+            f"  ({key}): {_indent(repr(block), 2)}" for key, block in self._children.items()
+        )
+        return f"{self.__class__.__name__}(\n{mods}\n)" if mods else f"{self.__class__.__name__}()"
+
+    @property
+    def prefix(self):
+        return self._prefix
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def params(self):
+        """This block's own ParameterDict (children's parameters are not included)."""
+        return self._params
+
+    def name_scope(self):
+        """Scope in which child blocks and symbols get this block's prefix."""
+        return self._scope
+
+    # ------------------------------------------------------------ parameters
+    def _own_params(self):
+        """{local name: Parameter}: attributes, then ``self.params.get`` entries."""
+        own = OrderedDict(self._reg_params)
+        seen = {id(p) for p in own.values()}
+        plen = len(self._params.prefix)
+        for full, p in self._params.items():
+            if id(p) not in seen and not self._child_owns(p):
+                own[full[plen:] if full.startswith(self._params.prefix) else full] = p
+                seen.add(id(p))
+        return own
+
+    def _child_owns(self, param):
+        return any(
+            param in c._params.values() or param in c._reg_params.values()
+            for c in self._children.values()
+        )
+
+    def collect_params(self, select=None):
+        """Every parameter of this block and its descendants, optionally regex-selected.
+
+        Parameters
+        ----------
+        select : str, optional
+            Regular expression(s) matched against display names, e.g. ``'.*weight|.*bias'``.
+        """
+        ret = ParameterDict(self._params.prefix)
+        for p in self._all_params():
+            if select is None or re.match(select, p.name):
+                ret._params[p.name] = p
+        return ret
+
+    def _all_params(self):
+        out, seen = [], set()
+        for p in self._collect_params_with_prefix().values():
+            if id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+        return out
+
+    def _collect_params_with_prefix(self, prefix=""):
+        """{structural name: Parameter}, e.g. ``{'0.weight': ..., 'fc1.bias': ...}``."""
+        if prefix:
+            prefix += "."
+        ret = OrderedDict((prefix + k, v) for k, v in self._own_params().items())
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
+    def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
+        """Initialize every parameter (``Uniform()`` by default)."""
+        self.collect_params().initialize(init, ctx, verbose, force_reinit)
+
+    def zero_grad(self):
+        self.collect_params().zero_grad()
+
+    def cast(self, dtype):
+        """Cast every parameter to ``dtype``."""
+        for child in self._children.values():
+            child.cast(dtype)
+        for p in self._own_params().values():
+            p.cast(dtype)
+
+    def reset_ctx(self, ctx):
+        self.collect_params().reset_ctx(ctx)
+
+    def apply(self, fn):
+        """Call ``fn(block)`` on every descendant, then on this block."""
+        for child in self._children.values():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the HybridBlock descendants (a plain Block itself stays eager)."""
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
+
+    # ------------------------------------------------------------ hooks and calls
+    def register_forward_pre_hook(self, hook):
+        """``hook(block, inputs)`` runs before forward; returns a handle with ``detach()``."""
+        return _HookHandle(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook):
+        """``hook(block, inputs, outputs)`` runs after forward."""
+        return _HookHandle(self._forward_hooks, hook)
+
+    def __call__(self, *args, **kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            hook(self, args)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            hook(self, args, out)
+        return out
+
+    def forward(self, *args):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    # ------------------------------------------------------------ files
+    def save_parameters(self, filename, deduplicate=False):
+        """Save parameters under structural names (``0.weight``), loadable into a fresh model."""
+        from .._io.params import save_structural
+
+        save_structural(self, filename, deduplicate)
+
+    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+                        cast_dtype=False, dtype_source="current"):
+        """Load a file saved by :meth:`save_parameters`; on any mismatch nothing changes."""
+        from .._io.params import load_structural
+
+        load_structural(self, filename, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source)
+
+    save_params = save_parameters
+    load_params = load_parameters
+
+    # ------------------------------------------------------------ summary
+    def summary(self, *inputs):
+        """Print a layer table: output shapes and parameter counts (runs one forward)."""
+        from ._summary import summary
+
+        summary(self, *inputs)
+
+
+def to_ndarray(x):
+    """NDArray for a jax/numpy array input; other values pass through."""
+    if isinstance(x, NDArray) or x is None:
+        return x
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        import jax.numpy as jnp
+
+        return NDArray(jnp.asarray(x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_ndarray(v) for v in x)
+    return x
+
+
+def param_count(params):
+    return int(sum(np.prod(p.shape) for p in params if p.shape is not None))
+
+
+if False:  # pragma: no cover - keeps linters quiet about MXNetError re-export
+    MXNetError

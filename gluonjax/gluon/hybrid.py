@@ -1,0 +1,228 @@
+"""HybridBlock: a block that can be compiled whole with ``jax.jit`` (``hybridize()``)."""
+
+from __future__ import annotations
+
+from .. import _trace
+from .. import autograd as _ag
+from ..base import DeferredInitializationError, MXNetError
+from ..ndarray.ndarray import NDArray
+from ._cached import CachedGraph
+from .block import Block, to_ndarray
+from .parameter import Parameter
+
+__all__ = ["HybridBlock"]
+
+
+def _sym():
+    from .. import symbol
+
+    return symbol
+
+
+def _nd():
+    from .. import ndarray
+
+    return ndarray
+
+
+class HybridBlock(Block):
+    """A Block whose forward is made of registry ops, so it can be hybridized.
+
+    Define ``hybrid_forward(self, F, x, *args, **params)``: ``F`` is ``mx.nd`` when
+    run eagerly and ``mx.sym`` while traced; this block's parameters arrive as
+    keyword arguments by name. Or define ``forward(self, x)`` with NDArray /
+    ``jax.numpy`` code (Gluon 2 style). Both hybridize.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> class Net(mx.gluon.HybridBlock):
+    ...     def __init__(self, **kw):
+    ...         super().__init__(**kw)
+    ...         with self.name_scope():
+    ...             self.hidden = mx.gluon.nn.Dense(4)
+    ...     def hybrid_forward(self, F, x):
+    ...         return F.relu(self.hidden(x))
+    >>> net = Net(); net.initialize(); net.hybridize()
+    >>> net(mx.nd.ones((2, 3))).shape
+    (2, 4)
+    """
+
+    _auto_jit = False  # built-in leaf layers: eager calls run as one compiled kernel
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix, params)
+        self._active = False
+        self._flags = {}
+        self._cached = None
+        self._own_cache = None
+
+    def __setattr__(self, name, value):
+        if isinstance(value, (Block, Parameter)):
+            object.__setattr__(self, "_cached", None)
+            object.__setattr__(self, "_own_cache", None)
+        super().__setattr__(name, value)
+
+    def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
+        """Compile the forward with ``jax.jit`` (``active=False`` returns to eager).
+
+        ``static_alloc``/``static_shape`` are accepted for compatibility: XLA always
+        plans memory statically and a compiled call never reallocates in Python;
+        jax retraces only when the input shapes, dtypes or train/predict mode change.
+        """
+        self._active = bool(active)
+        self._flags = dict(static_alloc=static_alloc, static_shape=static_shape, **kwargs)
+        self._cached = None
+        for child in self._children.values():
+            child.hybridize(active, static_alloc=static_alloc, static_shape=static_shape, **kwargs)
+
+    def _clear_cached(self):
+        self._cached = None
+
+    # ------------------------------------------------------------ calling
+    def __call__(self, *args, **kwargs):
+        if (self._active or self._auto_jit) and not kwargs and _trace.current() is None:
+            cached = self._cached
+            if args and type(args[0]) is not NDArray and hasattr(args[0], "_outputs"):
+                return super().__call__(*args)
+            if cached is None:
+                cached = self._build(args)
+            if self._forward_pre_hooks or self._forward_hooks:
+                for hook in list(self._forward_pre_hooks.values()):
+                    hook(self, args)
+                out = cached(args)
+                for hook in list(self._forward_hooks.values()):
+                    hook(self, args, out)
+                return out
+            return cached(args)
+        if _trace.current() is not None and self._gluon2_style():
+            args = tuple(_as_ndarray(a) for a in args)
+        return super().__call__(*args, **kwargs)
+
+    def _gluon2_style(self):
+        return type(self).forward is not HybridBlock.forward
+
+    def _build(self, args):
+        args = [to_ndarray(a) for a in args]
+        if any(p._data is None for p in self._all_params()):
+            self._deferred_init(args)
+        for p in self._all_params():
+            p._check()
+        self._cached = CachedGraph(self, **{k: v for k, v in self._flags.items() if k == "static_alloc"})
+        return self._cached
+
+    def _traced_forward(self, *args):
+        return self.forward(*args)
+
+    # ------------------------------------------------------------ deferred init
+    def _deferred_init(self, args):
+        """Give every deferred parameter its shape, from the input shapes."""
+        try:
+            self._infer_shapes_symbolically(args)
+        except MXNetError:
+            pass
+        if any(p._data is None and p._deferred is not None for p in self._all_params()):
+            with _ag.pause(train_mode=False):
+                Block.__call__(self, *args)  # leaves infer from their own inputs
+        missing = [p.name for p in self._all_params() if p._data is None]
+        if missing:
+            raise DeferredInitializationError(
+                f"{type(self).__name__} '{self.name}': could not infer the shapes of {missing}; "
+                f"give them full shapes (e.g. in_units=/in_channels=) or call initialize()"
+            )
+
+    def _infer_shapes_symbolically(self, args):
+        sym = _sym()
+        if any(not isinstance(a, NDArray) for a in args) or self._gluon2_style():
+            raise MXNetError("symbolic shape inference needs NDArray inputs and hybrid_forward")
+        names = ["data"] if len(args) == 1 else [f"data{i}" for i in range(len(args))]
+        inputs = [sym.var(n) for n in names]
+        out = self.forward(*inputs)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        grouped = sym.Group(list(outs))
+        shapes = {n: a.shape for n, a in zip(names, args)}
+        arg_s, _, aux_s = grouped.infer_shape_partial(**shapes)
+        found = dict(zip(grouped.list_arguments(), arg_s))
+        found.update(zip(grouped.list_auxiliary_states(), aux_s))
+        for p in self._all_params():
+            shape = found.get(p.name)
+            if p._data is None and shape and all(d > 0 for d in shape):
+                p._finish_deferred_init(shape)
+
+    # ------------------------------------------------------------ forward
+    def _own(self):
+        own = self._own_cache
+        if own is None:
+            own = self._own_cache = self._own_params()
+        return own
+
+    def forward(self, x, *args):
+        """Run ``hybrid_forward`` with ``F`` = nd (eager) or sym (traced / symbolic)."""
+        if hasattr(x, "_outputs"):
+            return self._symbol_forward(x, *args)
+        scope = _trace.current()
+        if scope is not None:
+            return self._traced_symbol_forward(scope, x, *args)
+        x = to_ndarray(x)
+        args = tuple(to_ndarray(a) for a in args)
+        own = self._own()
+        if any(p._data is None for p in own.values()):
+            self._deferred_init([x, *args])
+        params = {k: p.data() for k, p in own.items()}
+        return self.hybrid_forward(_nd(), x, *args, **params)
+
+    def _symbol_forward(self, x, *args):
+        sym = _sym()
+        if x._value is not None:  # a traced symbol from a parent's hybrid_forward
+            scope = _trace.current()
+            return self._traced_symbol_forward(scope, x, *args)
+        with self.name_scope():
+            params = {k: p.var() for k, p in self._own().items()}
+            return self.hybrid_forward(sym, x, *args, **params)
+
+    def _traced_symbol_forward(self, scope, x, *args):
+        sym = _sym()
+        inputs = [x, *args]
+        single = len(inputs) == 1
+        syms = []
+        for i, a in enumerate(inputs):
+            if hasattr(a, "_outputs") or a is None:
+                syms.append(a)
+            else:
+                raw = getattr(a, "_data", a)
+                s = sym.var("data" if single else f"data{i}")
+                s._value = raw
+                syms.append(s)
+        params = {}
+        for k, p in self._own().items():
+            w = scope.by_id.get(id(p))
+            if w is None:
+                raise MXNetError(f"Parameter '{p.name}' is not part of the traced block")
+            s = p.var()
+            s = sym.Symbol(s._outputs, value=w._data)
+            s._param = p
+            params[k] = s
+        with self.name_scope():
+            out = self.hybrid_forward(sym, *syms, **params)
+        for k, p in self._own().items():
+            w = scope.by_id[id(p)]
+            if params[k]._value is not w._data:
+                w._data = params[k]._value
+        return out
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError(
+            f"{type(self).__name__} must define hybrid_forward(self, F, x, ...) or forward(self, x)"
+        )
+
+    # ------------------------------------------------------------ export hooks
+    def infer_shape(self, *args):
+        """Infer deferred parameter shapes from example inputs."""
+        self._deferred_init([to_ndarray(a) for a in args])
+
+
+def _as_ndarray(a):
+    v = getattr(a, "_value", None)
+    if v is not None and hasattr(a, "_outputs"):
+        return NDArray(v)
+    return a

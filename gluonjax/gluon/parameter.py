@@ -1,0 +1,291 @@
+"""Parameter and Constant: named, lazily-initialised arrays owned by blocks.
+
+A Parameter keeps ONE NDArray for its whole life (``set_data`` and optimizer
+updates replace the jax array inside it), so compiled blocks can hold on to it
+and read the current value without rebuilding anything per call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _trace
+from .._ops.registry import dtype_of
+from ..base import DeferredInitializationError, MXNetError, ShapeError
+from ..context import Context, current_context
+from ..ndarray.ndarray import NDArray
+
+__all__ = ["Parameter", "Constant", "DeferredInitializationError"]
+
+
+def _merge_shape(name, old, new):
+    """Fill unknown (0) dims of ``old`` from ``new``; error if known dims disagree."""
+    if old is None:
+        return tuple(new)
+    if len(old) != len(new) or any(o and n and o != n for o, n in zip(old, new)):
+        raise ShapeError(
+            f"Parameter '{name}': shape {tuple(new)} does not match the declared shape "
+            f"{tuple(old)} (0 marks an unknown dimension)"
+        )
+    return tuple(o or n for o, n in zip(old, new))
+
+
+class Parameter:
+    """A weight of a Block.
+
+    Parameters
+    ----------
+    name : str
+        Display name (MXNet 1.x style, e.g. ``dense0_weight``).
+    grad_req : {'write', 'add', 'null'}
+    shape : tuple of int, optional
+        0 marks a dimension inferred at the first forward (deferred init).
+    dtype : str or numpy dtype, default float32
+    lr_mult, wd_mult : float
+        Multipliers applied by the Trainer.
+    init : Initializer or str, optional
+        This parameter's own initializer (wins over the one given to initialize()).
+    allow_deferred_init : bool
+    differentiable : bool
+        False makes grad_req 'null'.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> p = mx.gluon.Parameter('w', shape=(2, 3), init='ones')
+    >>> p.initialize()
+    >>> p.data().asnumpy().sum()
+    6.0
+    """
+
+    def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
+                 wd_mult=1.0, init=None, allow_deferred_init=False, differentiable=True,
+                 stype="default", grad_stype="default"):
+        self.name = name
+        self._shape = None if shape is None else (
+            (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+        )
+        self.dtype = dtype_of(dtype).type
+        self.lr_mult = lr_mult
+        self.wd_mult = wd_mult
+        self.init = init
+        self.allow_deferred_init = allow_deferred_init
+        self._differentiable = differentiable
+        self._grad_req = None
+        self._var = None
+        self._data = None
+        self._ctx = None
+        self._deferred = None  # (init, ctx, default_init) while waiting for a shape
+        self.grad_req = grad_req if differentiable else "null"
+        self._structure = None  # structural name, set by Block
+
+    def __repr__(self):
+        return f"Parameter {self.name} (shape={self.shape}, dtype={np.dtype(self.dtype).name})"
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def shape(self):
+        return self._shape
+
+    @shape.setter
+    def shape(self, new):
+        self._shape = _merge_shape(self.name, self._shape, new)
+
+    @property
+    def grad_req(self):
+        return self._grad_req
+
+    @grad_req.setter
+    def grad_req(self, req):
+        if req not in ("write", "add", "null"):
+            raise MXNetError(f"Parameter '{self.name}': grad_req must be write/add/null, got {req!r}")
+        if not self._differentiable:
+            req = "null"
+        self._grad_req = req
+        if self._data is not None:
+            self._attach(req)
+
+    def _attach(self, req):
+        d = self._data
+        if req == "null":
+            d._grad, d._grad_req = None, "null"
+        else:
+            if d._grad is None or d._grad.shape != d.shape:
+                d._grad = NDArray(np.zeros(d.shape, d.dtype))
+            d._grad_req = req
+
+    def _shape_known(self):
+        return self._shape is not None and all(d > 0 for d in self._shape)
+
+    # ------------------------------------------------------------ initialization
+    def initialize(self, init=None, ctx=None, default_init=None, force_reinit=False):
+        """Create the data now, or defer it until the shape is known.
+
+        ``init`` (if given) wins, then this parameter's own ``init``, then
+        ``default_init`` (``Uniform()`` by default), as in MXNet.
+        """
+        from .. import initializer as _init
+
+        if self._data is not None and not force_reinit:
+            import warnings
+
+            warnings.warn(
+                f"Parameter '{self.name}' is already initialized, ignoring. "
+                f"Set force_reinit=True to re-initialize.",
+                stacklevel=2,
+            )
+            return
+        if isinstance(ctx, (list, tuple)):
+            ctx = ctx[0] if ctx else None
+        ctx = ctx if ctx is not None else current_context()
+        if default_init is None:
+            default_init = _init.Uniform()
+        chosen = init if init is not None else (self.init if self.init is not None else default_init)
+        if not self._shape_known():
+            if not self.allow_deferred_init:
+                raise MXNetError(
+                    f"Cannot initialize Parameter '{self.name}' because it has invalid shape "
+                    f"{self.shape}. Give it a full shape, or allow_deferred_init=True."
+                )
+            self._deferred = (chosen, ctx, default_init)
+            return
+        self._init_now(chosen, ctx, default_init)
+
+    def _init_now(self, init, ctx, default_init):
+        from .. import initializer as _init
+
+        arr = NDArray(np.zeros(self._shape, self.dtype))
+        ini = _init.create(init if init is not None else default_init)
+        desc = _init.InitDesc(self.name)
+        if type(ini).__call__ is _init.Initializer.__call__:
+            ini._init_weight(desc, arr)  # the chosen initializer fills the array (MXNet's rule)
+        else:
+            ini(desc, arr)  # Mixed / Load route by name themselves
+        if ctx is not None and Context(ctx).device_type == "gpu":
+            arr = arr.as_in_context(ctx)
+        self._ctx = ctx
+        self._deferred = None
+        self._set_array(arr._data)
+
+    def _set_array(self, value):
+        """Point the parameter's single NDArray at ``value`` (creating it once)."""
+        if self._data is None:
+            self._data = NDArray(value)
+            self._attach(self._grad_req)
+        else:
+            self._data._data = value
+            self._data._node = None
+
+    def _finish_deferred_init(self, shape=None):
+        """Complete deferred initialization once the shape is known."""
+        if shape is not None:
+            self.shape = shape
+        if self._deferred is None:
+            return
+        if not self._shape_known():
+            raise DeferredInitializationError(
+                f"Parameter '{self.name}' still has unknown shape {self.shape} after shape "
+                f"inference; declare its full shape."
+            )
+        init, ctx, default_init = self._deferred
+        self._init_now(init, ctx, default_init)
+
+    # ------------------------------------------------------------ access
+    def _check(self):
+        if self._data is not None:
+            return
+        if self._deferred is not None:
+            raise DeferredInitializationError(
+                f"Parameter '{self.name}' has not been initialized yet because initialization "
+                f"was deferred: its shape {self.shape} is only known after the first forward "
+                f"pass. Run the block on an input first (net(x)), or give the layer its input "
+                f"size (e.g. in_units=/in_channels=)."
+            )
+        raise MXNetError(
+            f"Parameter '{self.name}' has not been initialized. Call net.initialize() "
+            f"(or param.initialize()) before using it."
+        )
+
+    def data(self, ctx=None):
+        """The parameter's NDArray (the traced value inside a hybridized forward)."""
+        traced = _trace.lookup(self)
+        if traced is not None:
+            return traced
+        self._check()
+        return self._data
+
+    def list_data(self):
+        return [self.data()]
+
+    def grad(self, ctx=None):
+        """The gradient buffer (written by backward)."""
+        self._check()
+        if self._data._grad is None:
+            raise MXNetError(
+                f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'"
+            )
+        return self._data._grad
+
+    def list_grad(self):
+        return [self.grad()]
+
+    def list_ctx(self):
+        if self._data is None and self._deferred is not None:
+            return [self._deferred[1]]
+        self._check()
+        return [self._ctx or current_context()]
+
+    def set_data(self, data):
+        """Replace the values (same shape; a deferred parameter takes data's shape)."""
+        raw = data._data if isinstance(data, NDArray) else np.asarray(data)
+        self.shape = tuple(raw.shape)
+        if self._data is None:
+            if self._deferred is not None:
+                self._deferred = None
+        import jax.numpy as jnp
+
+        self._set_array(jnp.asarray(raw, self.dtype))
+
+    def zero_grad(self):
+        if self._data is not None and self._data._grad is not None:
+            g = self._data._grad
+            g._data = np.zeros(g.shape, g.dtype)
+
+    def reset_ctx(self, ctx):
+        if isinstance(ctx, (list, tuple)):
+            ctx = ctx[0]
+        if self._data is not None:
+            self._set_array(self._data.as_in_context(ctx)._data)
+        self._ctx = ctx
+
+    def cast(self, dtype):
+        """Change the dtype of the data (and gradient)."""
+        self.dtype = dtype_of(dtype).type
+        if self._data is not None:
+            self._set_array(self._data._data.astype(self.dtype))
+            if self._data._grad is not None:
+                self._data._grad = NDArray(np.zeros(self._data.shape, self.dtype))
+
+    def var(self):
+        """A symbol variable for this parameter (shape, dtype, multipliers attached)."""
+        from ..symbol import var
+
+        if self._var is None:
+            self._var = var(self.name, shape=self.shape, dtype=self.dtype, lr_mult=self.lr_mult,
+                            wd_mult=self.wd_mult, init=self.init if isinstance(self.init, str) else None)
+        return self._var
+
+
+class Constant(Parameter):
+    """A parameter that is not trained (grad_req 'null'), holding ``value``."""
+
+    def __init__(self, name, value):
+        value = np.asarray(getattr(value, "_data", value))
+        from .. import initializer as _init
+
+        super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
+                         init=_init.Constant(value), differentiable=False)
+        self.value = value
+
+    def __repr__(self):
+        return f"Constant {self.name} (shape={self.shape}, dtype={np.dtype(self.dtype).name})"

@@ -1,0 +1,68 @@
+"""``gluonjax.sym``: Symbol, variables and every registry op as a symbol constructor.
+
+The functions here are generated from the same op registry as ``gluonjax.nd``,
+so the two namespaces always hold the same operators.
+"""
+
+from __future__ import annotations
+
+from .. import _ops  # noqa: F401
+from .._ops import registry as _reg
+from . import _ops_bridge
+from .symbol import Group, Symbol, Variable, create, var
+
+_ops_bridge.install()
+
+
+def _make(op, called):
+    def fn(*args, name=None, attr=None, **kwargs):
+        return create(op, args, kwargs, name=name, attr=attr, hint=_hint(called, op))
+
+    fn.__name__ = fn.__qualname__ = called
+    fn.__doc__ = (op.doc or "").strip() or f"Symbolic ``{called}``."
+    return fn
+
+
+def _hint(called, op):
+    from .symbol import hint_of
+
+    return hint_of(called if not called.startswith("_") else op.name)
+
+
+for _n, _op in _reg.items():
+    if _n not in globals():
+        globals()[_n] = _make(_op, _n)
+
+
+def _fluent(name):
+    op = _reg.get(name)
+
+    def method(self, *args, **kwargs):
+        return create(op, (self, *args), kwargs, hint=_hint(name, op))
+
+    method.__name__ = name
+    return method
+
+
+def _install_fluent():
+    from ..ndarray.ndarray import FLUENT
+
+    names = set(_reg.list_ops())
+    for n in FLUENT:
+        if n in names and not hasattr(Symbol, n):
+            setattr(Symbol, n, _fluent(n))
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if shape:
+            kwargs["shape"] = shape
+        return create(_reg.get("reshape"), (self,), kwargs, hint="reshape")
+
+    Symbol.reshape = reshape
+    Symbol.astype = lambda self, dtype: create(_reg.get("Cast"), (self,), {"dtype": dtype}, hint="cast")
+
+
+_install_fluent()
+
+__all__ = ["Symbol", "var", "Variable", "Group"]

@@ -1,0 +1,150 @@
+"""gluonjax ops against results recorded from real MXNet 1.9.1.
+
+The fixtures in ``tests/fixtures/ops`` were written by ``tools/make_op_fixtures.py``
+running under MXNet 1.9.1: for each case, the inputs, the attributes (some in
+MXNet's string forms), the outputs, the head gradients, the input gradients and
+(BatchNorm) the auxiliary states after the call. Each test replays the case with
+``gluonjax`` (``mx.nd.<op>`` under ``mx.autograd.record``) and compares. These
+tests only read the committed fixtures; only ``test_fixtures_regenerate`` needs
+``.venv-mxnet``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gluonjax as mx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mxnet_ref import REPO_ROOT, needs_mxnet, run_mxnet  # noqa: E402
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ops"
+TOOL_DIR = REPO_ROOT / "tools"
+RTOL, ATOL = 1e-4, 1e-5
+
+# Looser tolerances, per case id prefix, each with its reason.
+LOOSE = {
+    # float16 keeps ~3 significant digits; a float32 difference of 1 ulp before the
+    # cast can round to a neighbouring float16 value.
+    "cast-float16": (2e-3, 2e-3),
+}
+
+
+def _load_cases(folder=FIXTURES):
+    with open(folder / "cases.json") as f:
+        return json.load(f)
+
+
+CASES = _load_cases()
+
+
+@functools.cache
+def _npz(folder, name):
+    with np.load(Path(folder) / name, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def decode_attr(v):
+    """Inverse of the tool's ``encode_attr``: ``{"__tuple__": [...]}`` -> tuple."""
+    if isinstance(v, dict) and set(v) == {"__tuple__"}:
+        return tuple(decode_attr(x) for x in v["__tuple__"])
+    return v
+
+
+def op_function(name):
+    """``mx.nd.<name>`` (MXNet keeps ``_plus_scalar`` and friends in ``nd._internal``)."""
+    fn = getattr(mx.nd, name, None)
+    if fn is None and hasattr(mx.nd, "_internal"):
+        fn = getattr(mx.nd._internal, name, None)
+    if fn is None:
+        raise AttributeError(f"gluonjax.nd has no operator {name!r}")
+    return fn
+
+
+def _tol(case_id):
+    for prefix, tol in LOOSE.items():
+        if case_id.startswith(prefix):
+            return tol
+    return RTOL, ATOL
+
+
+def _close(actual, expected, what, rtol, atol):
+    actual = np.asarray(actual)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    a64, e64 = actual.astype(np.float64), expected.astype(np.float64)
+    err = np.max(np.abs(a64 - e64)) if a64.size else 0.0
+    np.testing.assert_allclose(
+        a64, e64, rtol=rtol, atol=atol, err_msg=f"{what}: max abs error {err:.3g}"
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_op_matches_mxnet(case):
+    cid = case["id"]
+    data = _npz(str(FIXTURES), case["file"])
+    kinds = case["inputs"]
+    attrs = {k: decode_attr(v) for k, v in case["attrs"].items()}
+    arrays = [data[f"{cid}.in{i}"] for i in range(len(kinds))]
+    xs = [mx.nd.array(a, dtype=a.dtype) for a in arrays]
+    for x, kind in zip(xs, kinds, strict=True):
+        if kind == "diff":
+            x.attach_grad()
+    fn = op_function(case["op"])
+    with mx.autograd.record(train_mode=case["train"]):
+        res = fn(*xs, **attrs)
+    outs = list(res) if isinstance(res, (list, tuple)) else [res]
+    assert len(outs) == case["n_out"], f"{len(outs)} visible outputs, MXNet has {case['n_out']}"
+    rtol, atol = _tol(cid)
+    for i, out in enumerate(outs):
+        _close(out.asnumpy(), data[f"{cid}.out{i}"], f"output {i}", rtol, atol)
+
+    if case["grads"]:
+        heads = case["heads"]
+        head_grads = [
+            mx.nd.array(data[f"{cid}.head{i}"], dtype=data[f"{cid}.head{i}"].dtype) for i in heads
+        ]
+        mx.autograd.backward([outs[i] for i in heads], head_grads)
+        for i, (x, kind) in enumerate(zip(xs, kinds, strict=True)):
+            if kind == "diff":
+                _close(
+                    x.grad.asnumpy(), data[f"{cid}.grad{i}"], f"gradient of input {i}", rtol, atol
+                )
+    for i, kind in enumerate(kinds):
+        if kind == "aux":
+            _close(xs[i].asnumpy(), data[f"{cid}.aux{i}"], f"aux state (input {i})", rtol, atol)
+
+
+def test_fixtures_are_small_and_complete():
+    files = sorted(FIXTURES.glob("*.npz"))
+    assert sum(f.stat().st_size for f in files) + (FIXTURES / "cases.json").stat().st_size < 1e6
+    ids = [c["id"] for c in CASES]
+    assert len(ids) == len(set(ids))
+    for c in CASES:
+        keys = _npz(str(FIXTURES), c["file"])
+        assert all(f"{c['id']}.out{i}" in keys for i in range(c["n_out"]))
+
+
+@pytest.mark.mxnet
+@needs_mxnet
+def test_fixtures_regenerate(tmp_path):
+    """The tool runs under MXNet and produces the committed cases (data not compared)."""
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(TOOL_DIR)!r})\n"
+        "import make_op_fixtures\n"
+        f"sys.exit(make_op_fixtures.main(['--out', {str(tmp_path)!r}]))\n"
+    )
+    run_mxnet(script, cwd=REPO_ROOT)
+    fresh = _load_cases(tmp_path)
+    assert [c["id"] for c in fresh] == [c["id"] for c in CASES]
+    for name in {c["file"] for c in CASES}:
+        new, old = _npz(str(tmp_path), name), _npz(str(FIXTURES), name)
+        assert sorted(new) == sorted(old), name
+        assert all(new[k].shape == old[k].shape for k in old), name

@@ -1,0 +1,147 @@
+"""Record reference results of real MXNet 1.9.1 ops for ``tests/ops/test_ops_vs_mxnet.py``.
+
+Run with the reference interpreter (``make mxnet-ref`` installs it)::
+
+    .venv-mxnet/bin/python tools/make_op_fixtures.py [--out DIR]
+
+For every case in ``op_fixture_cases*.py`` it calls ``mx.nd.<op>`` under
+``mx.autograd.record(train_mode=...)`` with every differentiable input attached,
+back-propagates a random head gradient from every floating-point visible output
+and stores inputs, outputs, head gradients, input gradients and (BatchNorm) the
+auxiliary states after the call.
+
+Layout of DIR (default ``tests/fixtures/ops``):
+
+* ``cases.json``: one record per case: ``id``, ``op``, ``file`` (npz name),
+  ``attrs`` (tuples written as ``{"__tuple__": [...]}``), ``train``, ``inputs``
+  (``"diff"``, ``"nodiff"`` or ``"aux"`` per input), ``n_out``, ``heads`` (output
+  indices with a head gradient) and ``grads`` (whether input gradients exist).
+* ``<group>.npz``: arrays named ``<id>.in<i>``, ``<id>.out<i>``, ``<id>.head<i>``,
+  ``<id>.grad<i>`` (differentiated inputs) and ``<id>.aux<i>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import op_fixture_cases  # noqa: E402
+import op_fixture_cases_tensor  # noqa: E402,F401
+from op_fixture_cases import ND, Aux  # noqa: E402
+
+DEFAULT_OUT = HERE.parent / "tests" / "fixtures" / "ops"
+HEAD_SEED = 7
+
+
+def encode_attr(v):
+    """JSON form of an attribute value (tuples are kept apart from lists)."""
+    if isinstance(v, tuple):
+        return {"__tuple__": [encode_attr(x) for x in v]}
+    return v
+
+
+def _kind(x):
+    if isinstance(x, Aux):
+        return "aux", x.a
+    if isinstance(x, ND):
+        return "nodiff", x.a
+    if not np.issubdtype(x.dtype, np.floating):
+        return "nodiff", x
+    return "diff", x
+
+
+def op_function(mx, name):
+    """``mx.nd.<name>``; ``_plus_scalar`` and friends live in ``mx.nd._internal``."""
+    fn = getattr(mx.nd, name, None)
+    return fn if fn is not None else getattr(mx.nd._internal, name)
+
+
+def run_case(mx, c, rng):
+    """Run one case in MXNet; returns (record, {suffix: array})."""
+    kinds, arrays = zip(*(_kind(x) for x in c.inputs), strict=True)
+    xs = [mx.nd.array(a, dtype=a.dtype) for a in arrays]
+    for x, k in zip(xs, kinds, strict=True):
+        if k == "diff":
+            x.attach_grad()
+    with mx.autograd.record(train_mode=c.train):
+        res = op_function(mx, c.op)(*xs, **c.attrs)
+    outs = list(res) if isinstance(res, (list, tuple)) else [res]
+    data = {f"in{i}": a for i, a in enumerate(arrays)}
+    data.update({f"out{i}": o.asnumpy() for i, o in enumerate(outs)})
+    heads = [i for i, o in enumerate(outs) if np.issubdtype(o.dtype, np.floating)]
+    if c.op == "BatchNorm" and c.attrs.get("output_mean_var"):
+        heads = [0]  # MXNet's BatchNorm ignores the gradients of its mean/var outputs
+    grads = bool(heads) and "diff" in kinds
+    if grads:
+        hg = [rng.randn(*outs[i].shape).astype(outs[i].dtype) for i in heads]
+        mx.autograd.backward([outs[i] for i in heads], [mx.nd.array(h, dtype=h.dtype) for h in hg])
+        data.update({f"head{i}": h for i, h in zip(heads, hg, strict=True)})
+        for i, (x, k) in enumerate(zip(xs, kinds, strict=True)):
+            if k == "diff":
+                data[f"grad{i}"] = x.grad.asnumpy()
+    else:
+        heads = []
+    for i, (x, k) in enumerate(zip(xs, kinds, strict=True)):
+        if k == "aux":
+            data[f"aux{i}"] = x.asnumpy()
+    rec = {
+        "id": c.id,
+        "op": c.op,
+        "file": f"{c.group}.npz",
+        "attrs": {k: encode_attr(v) for k, v in c.attrs.items()},
+        "train": c.train,
+        "inputs": list(kinds),
+        "n_out": len(outs),
+        "heads": heads,
+        "grads": grads,
+    }
+    return rec, data
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    ap.add_argument("--only", default=None, help="comma-separated case ids (for debugging)")
+    args = ap.parse_args(argv)
+
+    os.environ.setdefault("MXNET_ENGINE_TYPE", "NaiveEngine")
+    import mxnet as mx
+
+    mx.random.seed(0)
+    rng = np.random.RandomState(HEAD_SEED)
+    cases = op_fixture_cases.CASES
+    if args.only:
+        keep = set(args.only.split(","))
+        cases = [c for c in cases if c.id in keep]
+    records, files = [], {}
+    for c in cases:
+        try:
+            rec, data = run_case(mx, c, rng)
+        except Exception as err:  # report every broken case, then fail
+            print(f"FAILED {c.id} ({c.op}): {str(err).splitlines()[0]}", file=sys.stderr)
+            records.append(None)
+            continue
+        records.append(rec)
+        files.setdefault(rec["file"], {}).update({f"{c.id}.{k}": v for k, v in data.items()})
+    if any(r is None for r in records):
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, arrays in files.items():
+        np.savez_compressed(args.out / name, **arrays)
+    with open(args.out / "cases.json", "w") as f:
+        f.write("[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]\n")
+    total = sum((args.out / n).stat().st_size for n in [*files, "cases.json"])
+    print(f"wrote {len(records)} cases to {args.out} ({total / 1024:.0f} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
