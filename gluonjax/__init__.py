@@ -21,6 +21,7 @@ from . import symbol  # noqa: E402
 from . import symbol as sym  # noqa: E402
 from . import initializer  # noqa: E402
 from . import initializer as init  # noqa: E402
+from . import optimizer  # noqa: E402
 from . import gluon  # noqa: E402
 from .base import MXNetError  # noqa: E402
 
@@ -45,4 +46,5 @@ __all__ = [
     "initializer",
     "init",
     "gluon",
+    "optimizer",
 ]

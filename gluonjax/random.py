@@ -17,7 +17,7 @@ __all__ = ["seed", "next_key", "key_and_counter"]
 
 _lock = threading.Lock()
 _local = threading.local()
-_state = {"key": None, "seed": 0, "counter": itertools.count()}
+_state = {"key": None, "seed": 0, "counter": 0}
 
 
 def seed(seed_state, ctx="all"):
@@ -41,19 +41,32 @@ def seed(seed_state, ctx="all"):
     with _lock:
         _state["seed"] = int(seed_state)
         _state["key"] = None
-        _state["counter"] = itertools.count()
+        _state["counter"] = 0
 
 
 def key_and_counter():
     """``(seed_key, counter)``: the arguments a random kernel folds into one key."""
     traced = getattr(_local, "traced", None)
     if traced is not None:
+        traced[2].used = True
         return traced[0], np.uint32(next(traced[1]))
+    key, n = peek()
+    _state["counter"] = n + 1
+    return key, np.uint32(n & 0xFFFFFFFF)
+
+
+def peek():
+    """The ``(seed_key, counter)`` the next draw will use, without advancing."""
     key = _state["key"]
     if key is None:
         with _lock:
             key = _state["key"] = jax.random.PRNGKey(_state["seed"])
-    return key, np.uint32(next(_state["counter"]) & 0xFFFFFFFF)
+    return key, _state["counter"]
+
+
+def advance():
+    """Consume one draw (after a compiled call that turned out to use randomness)."""
+    _state["counter"] += 1
 
 
 def next_key():
@@ -72,10 +85,11 @@ class traced_key:
     def __init__(self, seed_key, counter):
         self._key = jax.random.fold_in(seed_key, counter)
         self._old = None
+        self.used = False
 
     def __enter__(self):
         self._old = getattr(_local, "traced", None)
-        _local.traced = (self._key, itertools.count())
+        _local.traced = (self._key, itertools.count(), self)
         return self
 
     def __exit__(self, *exc):

@@ -12,49 +12,22 @@ def _bn(shape, c):
     return [r(*shape), u(0.5, 1.5, c), r(c), Aux(0.1 * r(c)), Aux(pos(c))]
 
 
-# fmt: off  (one case per line reads best as a table)
+# fmt: off
 # ----------------------------------------------------------------------------- normalization
 group("norm")
 case("bn-train-fixgamma", "BatchNorm", _bn((4, 3, 2, 2), 3), train=True)
 case("bn-train", "BatchNorm", _bn((4, 3, 2, 2), 3), train=True, fix_gamma=False)
 case("bn-infer", "BatchNorm", _bn((4, 3, 2, 2), 3), fix_gamma=False)
 case("bn-infer-fixgamma", "BatchNorm", _bn((2, 3, 2), 3), fix_gamma=True)
-case(
-    "bn-train-global",
-    "BatchNorm",
-    _bn((4, 3, 2), 3),
-    train=True,
-    fix_gamma=False,
-    use_global_stats=True,
-)
-case(
-    "bn-axis-last",
-    "BatchNorm",
-    _bn((3, 2, 4), 4),
-    train=True,
-    fix_gamma=False,
-    axis=-1,
-    momentum=0.8,
-)
+case("bn-train-global", "BatchNorm", _bn((4, 3, 2), 3), train=True, fix_gamma=False,
+     use_global_stats=True)
+case("bn-axis-last", "BatchNorm", _bn((3, 2, 4), 4), train=True, fix_gamma=False, axis=-1,
+     momentum=0.8)
 case("bn-2d-eps", "BatchNorm", _bn((6, 3), 3), train=True, fix_gamma=False, eps=1e-3)
-case(
-    "bn-strings",
-    "BatchNorm",
-    _bn((3, 2, 3), 2),
-    train=True,
-    fix_gamma="False",
-    momentum="0.5",
-    eps="0.01",
-    axis="1",
-)
-case(
-    "bn-output-mean-var",
-    "BatchNorm",
-    _bn((4, 2, 3), 2),
-    train=True,
-    fix_gamma=False,
-    output_mean_var=True,
-)
+case("bn-strings", "BatchNorm", _bn((3, 2, 3), 2), train=True, fix_gamma="False", momentum="0.5",
+     eps="0.01", axis="1")
+case("bn-output-mean-var", "BatchNorm", _bn((4, 2, 3), 2), train=True, fix_gamma=False,
+     output_mean_var=True)
 case("layernorm-last", "LayerNorm", [r(2, 3, 4), u(0.5, 1.5, 4), r(4)])
 case("layernorm-axis1", "LayerNorm", [r(2, 3, 4), u(0.5, 1.5, 3), r(3)], axis=1, eps=1e-3)
 case("layernorm-2d-strings", "LayerNorm", [r(3, 5), u(0.5, 1.5, 5), r(5)], axis="-1", eps="1e-4")
@@ -62,9 +35,8 @@ case("instancenorm-3d", "InstanceNorm", [r(2, 3, 4), u(0.5, 1.5, 3), r(3)])
 case("instancenorm-4d", "InstanceNorm", [r(2, 2, 3, 3), u(0.5, 1.5, 2), r(2)], eps=1e-3)
 case("groupnorm-2g", "GroupNorm", [r(2, 4, 3), u(0.5, 1.5, 2), r(2)], num_groups=2)
 case("groupnorm-1g-4d", "GroupNorm", [r(2, 3, 2, 2), u(0.5, 1.5, 1), r(1)], num_groups=1)
-case(
-    "groupnorm-3g-eps", "GroupNorm", [r(1, 6, 4), u(0.5, 1.5, 3), r(3)], num_groups="3", eps="0.001"
-)
+case("groupnorm-3g-eps", "GroupNorm", [r(1, 6, 4), u(0.5, 1.5, 3), r(3)], num_groups="3",
+     eps="0.001")
 case("l2norm-instance", "L2Normalization", [r(2, 3, 4)])
 case("l2norm-channel", "L2Normalization", [r(2, 3, 4)], mode="channel")
 case("l2norm-spatial", "L2Normalization", [r(2, 3, 2, 2)], mode="spatial", eps=1e-3)
@@ -201,14 +173,8 @@ case("broadcast_like", "broadcast_like", [r(1, 3), r(4, 3)])
 case("swapaxes", "swapaxes", [r(2, 3, 4)], dim1=0, dim2=2)
 case("flip-axis1", "flip", [r(2, 3)], axis=1)
 case("flip-axes", "flip", [r(2, 3, 2)], axis=(0, 2))
-case(
-    "pad-constant",
-    "Pad",
-    [r(1, 2, 3, 3)],
-    mode="constant",
-    pad_width=(0, 0, 0, 0, 1, 2, 2, 1),
-    constant_value=0.5,
-)
+case("pad-constant", "Pad", [r(1, 2, 3, 3)], mode="constant", pad_width=(0, 0, 0, 0, 1, 2, 2, 1),
+     constant_value=0.5)
 case("pad-edge", "Pad", [r(1, 2, 3, 3)], mode="edge", pad_width=(0, 0, 0, 0, 2, 1, 1, 2))
 case("pad-reflect", "Pad", [r(1, 1, 3, 4)], mode="reflect", pad_width="(0, 0, 0, 0, 1, 2, 2, 1)")
 case("pad-5d", "Pad", [r(1, 1, 2, 2, 2)], mode="constant", pad_width=(0, 0, 0, 0, 1, 1, 0, 1, 1, 0))
@@ -228,15 +194,9 @@ case("take-clip", "take", [r(5, 3), idx([-2, 6, 2])], mode="clip")
 case("gather_nd", "gather_nd", [r(3, 4), idx([[0, 2, 1], [1, 3, 0]])])
 case("gather_nd-rows", "gather_nd", [r(3, 4), idx([[2, 0]])])
 case("seqmask", "SequenceMask", [r(4, 3, 2), idx([2, 4, 1])], use_sequence_length=True)
-case(
-    "seqmask-value", "SequenceMask", [r(4, 3), idx([1, 3, 0])], use_sequence_length=True, value=-1.0
-)
-case(
-    "seqmask-axis1",
-    "SequenceMask",
-    [r(3, 4, 2), idx([3, 1, 2])],
-    use_sequence_length="True",
-    axis=1,
-)
+case("seqmask-value", "SequenceMask", [r(4, 3), idx([1, 3, 0])], use_sequence_length=True,
+     value=-1.0)
+case("seqmask-axis1", "SequenceMask", [r(3, 4, 2), idx([3, 1, 2])], use_sequence_length="True",
+     axis=1)
 case("seqmask-off", "SequenceMask", [r(3, 2)])
 # fmt: on

@@ -5,6 +5,7 @@ from .block import Block
 from .hybrid import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter
 from .parameter_dict import ParameterDict
+from .trainer import Trainer
 
-__all__ = ["Block", "HybridBlock", "Parameter", "Constant", "ParameterDict", "nn",
+__all__ = ["Block", "HybridBlock", "Parameter", "Constant", "ParameterDict", "nn", "Trainer",
            "DeferredInitializationError"]

@@ -48,12 +48,12 @@ class CachedGraph:
         self.datas = [p._data for p in self.params]
         self.jit = jax.jit(self._pure, static_argnums=(4,))
         self.vjp_fwd = {}
-        self.treedefs = {}
+        self.uses_random = False  # set while tracing; only then do calls consume a key
 
     def _pure(self, param_values, inputs, seed_key, counter, training):
         block = self.block
         with _trace.TraceScope(self.params, param_values) as scope, \
-                _random.traced_key(seed_key, counter), \
+                _random.traced_key(seed_key, counter) as rnd, \
                 _ag._Scope(False, training):
             args = [NDArray(v) for v in inputs]
             try:
@@ -61,11 +61,14 @@ class CachedGraph:
             except _TRACER_ERRORS as err:
                 raise HybridizationError(_tracer_message(block, err)) from None
             out = jax.tree_util.tree_map(_raw, out, is_leaf=_is_leaf)
+            if rnd.used:
+                self.uses_random = True
             return out, scope.updates()
 
     def __call__(self, args):
         raw = [a._data if type(a) is NDArray else _raw_input(a) for a in args]
-        key, counter = _random.key_and_counter()
+        key, counter = _random.peek()
+        counter = np.uint32(counter & 0xFFFFFFFF)
         training = _ag.is_training()
         if _ag.is_recording() and (
             any(d._grad_req not in (None, "null") for d in self.datas)
@@ -73,6 +76,8 @@ class CachedGraph:
         ):
             return self._recorded(args, raw, key, counter, training)
         out, updates = self.jit([d._data for d in self.datas], raw, key, counter, training)
+        if self.uses_random:
+            _random.advance()
         if updates:
             for i, v in updates.items():
                 self.datas[i]._data = v
@@ -94,6 +99,8 @@ class CachedGraph:
         dp = [v for v, m in zip(pvals, pmask) if m]
         di = [v for v, m in zip(raw, imask) if m]
         out, updates, vjp_fn = fwd(dp, di, pvals, raw, key, counter)
+        if self.uses_random:
+            _random.advance()
         if updates:
             for i, v in updates.items():
                 self.datas[i]._data = v

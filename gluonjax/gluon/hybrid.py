@@ -12,6 +12,8 @@ from .parameter import Parameter
 
 __all__ = ["HybridBlock"]
 
+_AUTO_JIT = [True]  # summary() turns leaf-layer compilation off to see every layer
+
 
 def _sym():
     from .. import symbol
@@ -81,7 +83,9 @@ class HybridBlock(Block):
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
-        if (self._active or self._auto_jit) and not kwargs and _trace.current() is None:
+        if (self._active or (self._auto_jit and _AUTO_JIT[0])) and not kwargs and (
+            _trace.current() is None
+        ):
             cached = self._cached
             if args and type(args[0]) is not NDArray and hasattr(args[0], "_outputs"):
                 return super().__call__(*args)

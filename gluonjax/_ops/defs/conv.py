@@ -202,7 +202,8 @@ def deconvolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_f
     if channel_last(layout):
         w = jnp.moveaxis(w, 1, -1)
     padding = [
-        (d * (k - 1) - p, d * (k - 1) - p + a) for k, d, p, a in zip(kernel, dilate, pad, adj, strict=True)
+        (d * (k - 1) - p, d * (k - 1) - p + a)
+        for k, d, p, a in zip(kernel, dilate, pad, adj, strict=True)
     ]
     out = jax.lax.conv_general_dilated(
         data, w, window_strides=(1,) * nd, padding=padding, lhs_dilation=stride,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..registry import Attr, register
 
@@ -213,12 +214,12 @@ def l2_normalization(data, *, eps, mode):
 )
 def lrn(data, *, alpha, beta, knorm, nsize):
     """Local response normalization across channels of (N, C, ...) data:
-    ``x / (knorm + alpha / nsize * sum_{|c'-c| <= nsize//2} x[c']**2) ** beta``."""
+    ``x / (knorm + alpha / nsize * sum_{|c'-c| <= (nsize-1)//2} x[c']**2) ** beta``."""
     if data.ndim < 3:
         raise ValueError(f"data must be at least 3-D (N, C, ...), got {tuple(data.shape)}")
-    half = nsize // 2
-    window = (1, nsize) + (1,) * (data.ndim - 2)
-    pads = [(0, 0), (half, nsize - 1 - half)] + [(0, 0)] * (data.ndim - 2)
-    sq = jax.lax.reduce_window(jnp.square(data), jnp.array(0, data.dtype), jax.lax.add, window,
+    half = (nsize - 1) // 2  # MXNet's window is symmetric: nsize - 1 channels for even nsize
+    window = (1, 2 * half + 1) + (1,) * (data.ndim - 2)
+    pads = [(0, 0), (half, half)] + [(0, 0)] * (data.ndim - 2)
+    sq = jax.lax.reduce_window(jnp.square(data), np.zeros((), data.dtype), jax.lax.add, window,
                                (1,) * data.ndim, pads)
     return data / (knorm + alpha / nsize * sq) ** beta

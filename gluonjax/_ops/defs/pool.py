@@ -15,16 +15,17 @@ POOL_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 
 
 def _pool_geometry(size, k, s, p, convention):
-    """``(out, pad_low, pad_high)`` of one spatial axis."""
+    """``(out, pad_low, pad_high, limit)`` of one spatial axis; avg windows that
+    count padding are clipped at ``limit`` (the end of the symmetric padding)."""
     if convention == "same":
         out = -(-size // s)
         total = max((out - 1) * s + k - size, 0)
-        return out, total // 2, total - total // 2
+        return out, total // 2, total - total // 2, size + total - total // 2
     span = size + 2 * p - k
     if span < 0:
         raise ValueError(f"kernel {k} is larger than the padded input size {size + 2 * p}")
     out = 1 + (-(-span // s) if convention == "full" else span // s)
-    return out, p, max((out - 1) * s + k - size - p, 0)
+    return out, p, max((out - 1) * s + k - size - p, 0), size + p
 
 
 def _counts(size, k, s, lo, out, include_pad, hi_limit):
@@ -46,7 +47,9 @@ def _counts(size, k, s, lo, out, include_pad, hi_limit):
         "stride": Attr("shape", ()),
         "pad": Attr("shape", ()),
         "p_value": Attr("int?", None),
-        "count_include_pad": Attr("bool?", None),
+        # MXNet's "boolean or None"; the registry has no bool? kind, so parse it here
+        "count_include_pad": Attr("str?", None, choices=("True", "False", "1", "0", "true",
+                                                         "false")),
         "layout": Attr("str?", None, choices=POOL_LAYOUTS),
     },
 )
@@ -76,7 +79,7 @@ def pooling(data, *, kernel, pool_type, global_pool, cudnn_off, pooling_conventi
             raise ValueError("pooling_convention='same' does not take a pad")
     geo = [_pool_geometry(*a, conv) for a in zip(sizes, kernel, stride, pad, strict=True)]
     window, strides, padding = [1] * data.ndim, [1] * data.ndim, [(0, 0)] * data.ndim
-    for a, k, s, (_, lo, hi) in zip(axes, kernel, stride, geo, strict=True):
+    for a, k, s, (_, lo, hi, _) in zip(axes, kernel, stride, geo, strict=True):
         window[a], strides[a], padding[a] = k, s, (lo, hi)
 
     def reduce(x, init, fn):
@@ -87,7 +90,7 @@ def pooling(data, *, kernel, pool_type, global_pool, cudnn_off, pooling_conventi
         return jnp.where(out == -jnp.inf, jnp.finfo(data.dtype).min, out).astype(data.dtype)
     if pool_type == "lp":
         p = 2 if p_value is None else p_value
-        s = reduce(data**p if p != 1 else data, jnp.array(0, data.dtype), jax.lax.add)
+        s = reduce(data**p if p != 1 else data, np.zeros((), data.dtype), jax.lax.add)
         if p == 1:
             return s
         if p == 2:
@@ -95,15 +98,15 @@ def pooling(data, *, kernel, pool_type, global_pool, cudnn_off, pooling_conventi
         if p == 3:
             return jnp.cbrt(s)
         return s ** (1.0 / p)
-    total = reduce(data, jnp.array(0, data.dtype), jax.lax.add)
+    total = reduce(data, np.zeros((), data.dtype), jax.lax.add)
     if pool_type == "sum":
         return total
-    include = True if count_include_pad is None else count_include_pad
+    include = count_include_pad is None or count_include_pad.lower() in ("true", "1")
     count = np.ones([1] * data.ndim, np.float64)
-    for a, size, k, s, p, (out, lo, _) in zip(axes, sizes, kernel, stride, pad, geo, strict=True):
+    for a, size, k, s, (out, lo, _, limit) in zip(axes, sizes, kernel, stride, geo, strict=True):
         shape = [1] * data.ndim
         shape[a] = out
-        count = count * _counts(size, k, s, lo, out, include, size + p).reshape(shape)
+        count = count * _counts(size, k, s, lo, out, include, limit).reshape(shape)
     safe = np.where(count > 0, count, 1).astype(np.dtype(data.dtype))
     return jnp.where(count > 0, total / safe, 0).astype(data.dtype)
 

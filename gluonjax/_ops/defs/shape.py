@@ -103,13 +103,13 @@ def infer_reshape(dshape, codes, reverse=False):
 def reshape(data, *, shape, reverse, target_shape, keep_highest):
     """Reshape with MXNet's special codes 0, -1, -2, -3, -4 (see ``infer_reshape``).
 
-    ``target_shape``/``keep_highest`` are MXNet's deprecated form (0 copies a dim).
+    ``target_shape``/``keep_highest`` are MXNet's deprecated form (a 0 there is inferred).
     """
-    if not shape and target_shape:
-        codes = target_shape
+    if not shape and target_shape:  # legacy form: a 0 entry is inferred
+        shape = tuple(-1 if d == 0 else d for d in target_shape)
         if keep_highest:
-            codes = (data.shape[0],) + tuple(codes)
-        shape = codes
+            shape = (data.shape[0],) + shape
+        reverse = False
     if not shape and data.size != 1:
         raise ValueError("Reshape needs a target shape")
     return data.reshape(infer_reshape(data.shape, shape, reverse) if shape else ())

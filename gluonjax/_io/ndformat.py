@@ -1,0 +1,215 @@
+"""MXNet's NDArray-list binary format (``mx.nd.save`` / ``.params`` files), in NumPy.
+
+Layout (little-endian), as written by MXNet 1.9.1::
+
+    u64 0x112 (list magic) | u64 reserved | u64 count | count x array | names
+    array (V2): u32 0xF993FAC9 | i32 stype (0 = dense) | u32 ndim | ndim x i64 dim
+                | i32 dev_type | i32 dev_id | i32 type_flag | raw data
+    array (V3, numpy shape semantics: 0-d and zero-size arrays): magic 0xF993FACA,
+                ndim is i32, otherwise as V2
+    array (V1): u32 0xF993FAC8 | shape | context | type_flag | data (no stype)
+    names: u64 n (0 or count) | n x (u64 length | utf-8 bytes)
+
+The reader never unpickles or evaluates anything and checks every field against
+the bytes that remain, so a damaged or hostile file raises
+:class:`~gluonjax.base.FileFormatError` (with the byte offset) instead of
+allocating memory a length field asks for.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ..base import DTypeError, FileFormatError
+
+__all__ = ["read_arrays", "write_arrays", "LIST_MAGIC", "TYPE_FLAGS"]
+
+LIST_MAGIC = 0x112
+V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
+MAX_NDIM = 32
+TYPE_FLAGS = {  # MXNet (mshadow) type flag -> numpy dtype
+    0: np.dtype(np.float32),
+    1: np.dtype(np.float64),
+    2: np.dtype(np.float16),
+    3: np.dtype(np.uint8),
+    4: np.dtype(np.int32),
+    5: np.dtype(np.int8),
+    6: np.dtype(np.int64),
+    7: np.dtype(np.bool_),
+}
+_FLAG_OF = {dt: flag for flag, dt in TYPE_FLAGS.items()}
+_STYPES = {1: "row_sparse", 2: "csr"}
+_DEV_TYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+_MIN_ARRAY_BYTES = 4 + 4  # magic + ndim: the least an array record can take
+
+
+class _Reader:
+    """Bounds-checked little-endian reads over a bytes object."""
+
+    def __init__(self, buf, source):
+        self.buf = memoryview(buf)
+        self.pos = 0
+        self.source = source
+
+    @property
+    def left(self):
+        return len(self.buf) - self.pos
+
+    def fail(self, what, at=None):
+        at = self.pos if at is None else at
+        src = f"{self.source}: " if self.source else ""
+        raise FileFormatError(f"{src}invalid MXNet NDArray file at byte {at}: {what}")
+
+    def take(self, n, what):
+        if n > self.left:
+            self.fail(f"truncated while reading {what}: needs {n} bytes, {self.left} left")
+        out = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def unpack(self, fmt, what):
+        size = struct.calcsize(fmt)
+        return struct.unpack(fmt, self.take(size, what))[0]
+
+
+def _read_shape(r, version, idx):
+    at = r.pos
+    ndim = r.unpack("<i" if version == V3_MAGIC else "<I", f"ndim of array {idx}")
+    if ndim < 0:
+        r.fail(f"array {idx} has an unknown shape (ndim={ndim})", at)
+    if ndim > MAX_NDIM or ndim * 8 > r.left:
+        r.fail(f"array {idx} claims ndim={ndim} (at most {MAX_NDIM}, bounded by file size)", at)
+    if ndim == 0 and version != V3_MAGIC:
+        r.fail(f"array {idx} is an uninitialised (none) array, which cannot be loaded", at)
+    dims = struct.unpack(f"<{ndim}q", r.take(8 * ndim, f"shape of array {idx}"))
+    if any(d < 0 for d in dims):
+        r.fail(f"array {idx} has a negative dimension in shape {dims}", at)
+    return tuple(int(d) for d in dims)
+
+
+def _read_array(r, idx):
+    at = r.pos
+    magic = r.unpack("<I", f"magic of array {idx}")
+    if magic not in (V1_MAGIC, V2_MAGIC, V3_MAGIC):
+        r.fail(f"array {idx} has magic 0x{magic:08X}, expected 0x{V2_MAGIC:08X} "
+               f"(files from MXNet before 1.0 are not supported)", at)
+    if magic != V1_MAGIC:
+        st_at = r.pos
+        stype = r.unpack("<i", f"storage type of array {idx}")
+        if stype in _STYPES:
+            r.fail(f"array {idx} has sparse storage ({_STYPES[stype]}), which is not "
+                   f"supported; convert it with .tostype('default') before saving", st_at)
+        if stype != 0:
+            r.fail(f"array {idx} has unknown storage type {stype}", st_at)
+    shape = _read_shape(r, magic, idx)
+    ctx_at = r.pos
+    dev_type = r.unpack("<i", f"device type of array {idx}")
+    dev_id = r.unpack("<i", f"device id of array {idx}")
+    if dev_type not in _DEV_TYPES or dev_id < 0:
+        r.fail(f"array {idx} has an invalid context (dev_type={dev_type}, dev_id={dev_id})",
+               ctx_at)
+    fl_at = r.pos
+    flag = r.unpack("<i", f"dtype flag of array {idx}")
+    dtype = TYPE_FLAGS.get(flag)
+    if dtype is None:
+        r.fail(f"array {idx} has unknown dtype flag {flag} "
+               f"(known: {sorted((k, v.name) for k, v in TYPE_FLAGS.items())})", fl_at)
+    size = 1
+    for d in shape:
+        size *= d
+    nbytes = size * dtype.itemsize
+    if nbytes > r.left:
+        r.fail(f"truncated data of array {idx}: shape {shape} {dtype.name} needs {nbytes} "
+               f"bytes, {r.left} left")
+    raw = r.take(nbytes, f"data of array {idx}")
+    if dtype == np.bool_:
+        arr = np.frombuffer(raw, np.uint8).astype(np.bool_)
+    else:
+        arr = np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype)
+    return arr.reshape(shape)
+
+
+def read_arrays(data, source=None):
+    """Parse MXNet NDArray-list bytes into ``(arrays, names)``.
+
+    Parameters
+    ----------
+    data : bytes
+        The file content.
+    source : str, optional
+        The file name, used in error messages.
+
+    Returns
+    -------
+    (list of numpy.ndarray, list of str)
+        The arrays with their exact stored dtypes, and the names (empty for a
+        list file, otherwise one per array).
+    """
+    r = _Reader(data, source)
+    magic = r.unpack("<Q", "list magic")
+    if magic != LIST_MAGIC:
+        r.fail(f"list magic is 0x{magic:X}, expected 0x{LIST_MAGIC:X} (not an MXNet NDArray "
+               f"file)", 0)
+    r.unpack("<Q", "reserved field")
+    at = r.pos
+    count = r.unpack("<Q", "array count")
+    if count * _MIN_ARRAY_BYTES > r.left:
+        r.fail(f"array count {count} is larger than the file can hold", at)
+    arrays = [_read_array(r, i) for i in range(count)]
+    at = r.pos
+    n_names = r.unpack("<Q", "name count")
+    if n_names not in (0, count):
+        r.fail(f"{n_names} names for {count} arrays", at)
+    names = []
+    for i in range(n_names):
+        at = r.pos
+        length = r.unpack("<Q", f"length of name {i}")
+        if length > r.left:
+            r.fail(f"name {i} claims {length} bytes, {r.left} left", at)
+        raw = bytes(r.take(length, f"name {i}"))
+        try:
+            names.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            r.fail(f"name {i} is not valid UTF-8: {raw[:40]!r}", at + 8)
+    if r.left:
+        r.fail(f"{r.left} unexpected trailing bytes after the name list")
+    return arrays, names
+
+
+def write_arrays(arrays, names=()):
+    """Serialise numpy arrays (and optional names) to MXNet NDArray-list bytes.
+
+    Arrays keep their dtype (float32/64/16, uint8, int8, int32, int64, bool).
+    Arrays with ndim >= 1 and no zero dimension use the V2 record that MXNet
+    loads by default; 0-d and zero-size arrays use V3 (MXNet loads those only
+    with numpy shape semantics on, ``mx.npx.set_np()``).
+    """
+    names = list(names)
+    arrays = [np.asarray(a) for a in arrays]
+    if names and len(names) != len(arrays):
+        raise FileFormatError(f"{len(names)} names for {len(arrays)} arrays")
+    parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
+    for i, a in enumerate(arrays):
+        flag = _FLAG_OF.get(a.dtype.newbyteorder("="))
+        if flag is None:
+            raise DTypeError(
+                f"array {i} has dtype {a.dtype}, which MXNet's format cannot store; cast to "
+                f"one of {[d.name for d in TYPE_FLAGS.values()]}"
+            )
+        if a.ndim > MAX_NDIM:
+            raise FileFormatError(f"array {i} has {a.ndim} dimensions (at most {MAX_NDIM})")
+        v3 = a.ndim == 0 or a.size == 0
+        parts.append(struct.pack("<Ii", V3_MAGIC if v3 else V2_MAGIC, 0))
+        parts.append(struct.pack("<i" if v3 else "<I", a.ndim))
+        parts.append(struct.pack(f"<{a.ndim}q", *a.shape))
+        parts.append(struct.pack("<iii", 1, 0, flag))
+        parts.append(np.ascontiguousarray(a, a.dtype.newbyteorder("<")).tobytes())
+    parts.append(struct.pack("<Q", len(names)))
+    for n in names:
+        if not isinstance(n, str):
+            raise FileFormatError(f"array names must be str, got {type(n).__name__} {n!r}")
+        raw = n.encode("utf-8")
+        parts.append(struct.pack("<Q", len(raw)) + raw)
+    return b"".join(parts)

@@ -1,0 +1,105 @@
+"""``Trainer.compile_step``: forward, backward and update as ONE ``jax.jit`` call.
+
+Gives the same result as the three-line Gluon loop (record / backward / step),
+with the parameters and optimizer states donated to the compiled call.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _trace
+from .. import autograd as _ag
+from .. import optimizer as opt
+from .. import random as _random
+from ..ndarray.ndarray import NDArray
+from ._cached import _TRACER_ERRORS, _is_leaf, _raw, _tracer_message
+from .block import to_ndarray
+
+
+class FusedStep:
+    """Callable ``step(data, label, batch_size=None) -> loss`` (an NDArray per sample)."""
+
+    def __init__(self, trainer, net, loss_fn):
+        self.trainer, self.net, self.loss_fn = trainer, net, loss_fn
+        self._jit = None
+
+    def _setup(self, data):
+        if any(p._data is None for p in self.net._all_params()):
+            self.net._deferred_init([data]) if hasattr(self.net, "_deferred_init") else None
+        seen, allp = set(), []
+        for p in self.net._all_params() + self.loss_fn._all_params():
+            if id(p) not in seen:
+                seen.add(id(p))
+                p._check()
+                allp.append(p)
+        tr = self.trainer
+        index = {id(p): i for i, p in enumerate(tr._params)}
+        self.all = allp
+        self.datas = [p._data for p in allp]
+        self.train_pos = [k for k, p in enumerate(allp) if id(p) in index and p.grad_req != "null"]
+        self.train_idx = [index[id(allp[k])] for k in self.train_pos]
+        o = tr._optimizer
+        for i in self.train_idx:
+            if i not in tr._states:
+                tr._states[i] = o.create_state(i, tr._params[i]._data._data)
+        self._jit = jax.jit(self._pure, donate_argnums=(0, 1))
+
+    def _pure(self, pvals, states, x, y, seed_key, counter, lrs, wds, ts, rescale):
+        o = self.trainer._optimizer
+        pos = self.train_pos
+
+        def loss_of(tv):
+            full = list(pvals)
+            for k, i in enumerate(pos):
+                full[i] = tv[k]
+            with _trace.TraceScope(self.all, full) as scope, \
+                    _random.traced_key(seed_key, counter), _ag._Scope(False, True):
+                try:
+                    out = self.net(NDArray(x))
+                    loss = self.loss_fn(out, NDArray(y))
+                except _TRACER_ERRORS as err:
+                    from ..base import HybridizationError
+
+                    raise HybridizationError(_tracer_message(self.net, err)) from None
+                loss = jax.tree_util.tree_map(_raw, loss, is_leaf=_is_leaf)
+                return jnp.sum(loss), (loss, scope.updates())
+
+        grads, (loss, updates) = jax.grad(loss_of, has_aux=True)([pvals[i] for i in pos])
+        new_p = list(pvals)
+        for i, v in updates.items():
+            if i not in pos:
+                new_p[i] = v
+        new_s = []
+        for k, i in enumerate(pos):
+            g = opt.preprocess_grad(grads[k], rescale, o.clip_gradient)
+            sub = jax.random.fold_in(seed_key, 1_000_003 + k) if o.needs_key() else None
+            w, s = o.step(pvals[i], g, states[k], lrs[k], wds[k], ts[k], sub)
+            new_p[i] = w.astype(pvals[i].dtype)
+            new_s.append(s)
+        return new_p, new_s, loss
+
+    def __call__(self, data, label, batch_size=None):
+        data, label = to_ndarray(data), to_ndarray(label)
+        if self._jit is None:
+            self._setup(data)
+        tr, o = self.trainer, self.trainer._optimizer
+        batch_size = data.shape[0] if batch_size is None else batch_size
+        o.rescale_grad = tr._scale / batch_size
+        idx = self.train_idx
+        o._update_count(idx)
+        lrs = np.array([o._get_lr(i) for i in idx], np.float32)
+        wds = np.array([o._get_wd(i) for i in idx], np.float32)
+        ts = np.array([o._index_update_count[i] for i in idx], np.int32)
+        key, counter = _random.key_and_counter()
+        states = [tr._states[i] for i in idx]
+        new_p, new_s, loss = self._jit([d._data for d in self.datas], states, data._data,
+                                       label._data, key, counter, lrs, wds, ts,
+                                       np.float32(o.rescale_grad))
+        for d, v in zip(self.datas, new_p):
+            d._data = v
+        for i, s in zip(idx, new_s):
+            tr._states[i] = s
+        return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss

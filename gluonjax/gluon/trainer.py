@@ -1,0 +1,248 @@
+"""Trainer: applies an optimizer to a set of Parameters (``gluon.Trainer``).
+
+``step(batch_size)`` updates every parameter in ONE ``jax.jit``-compiled call:
+the per-parameter learning rates, weight decays and update counts are traced
+arguments, so schedules and ``set_learning_rate`` never recompile.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+
+from .. import optimizer as opt
+from .. import random as _random
+from ..base import MXNetError
+from .parameter import Parameter
+from .parameter_dict import ParameterDict
+
+__all__ = ["Trainer"]
+
+
+class Trainer:
+    """Updates parameters with an optimizer.
+
+    Parameters
+    ----------
+    params : ParameterDict, dict or list of Parameter
+    optimizer : str or Optimizer
+        MXNet name ('sgd', 'adam', ...) or an instance.
+    optimizer_params : dict, optional
+        e.g. ``{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 1e-4}``.
+    kvstore, compression_params, update_on_kvstore
+        Accepted for compatibility; one process updates its own parameters.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> net = mx.gluon.nn.Dense(1, in_units=2); net.initialize(mx.init.One())
+    >>> trainer = mx.gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.5})
+    >>> x = mx.nd.ones((4, 2))
+    >>> with mx.autograd.record():
+    ...     loss = net(x).sum()
+    >>> loss.backward(); trainer.step(4)
+    >>> net.weight.data().asnumpy().tolist()
+    [[0.5, 0.5]]
+    """
+
+    def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
+                 compression_params=None, update_on_kvstore=None):
+        if isinstance(params, (dict, ParameterDict)):
+            params = list(params.values())
+        if not isinstance(params, (list, tuple)):
+            raise MXNetError(
+                f"First argument must be a list or dict of Parameters, got {type(params).__name__}"
+            )
+        self._params, seen = [], set()
+        for p in params:
+            if not isinstance(p, Parameter):
+                raise MXNetError(
+                    f"First argument must be a list or dict of Parameters, got list of {type(p)}"
+                )
+            if id(p) not in seen:
+                seen.add(id(p))
+                self._params.append(p)
+        optimizer_params = dict(optimizer_params or {})
+        self._scale = float(optimizer_params.get("rescale_grad", 1.0))
+        param_dict = dict(enumerate(self._params))
+        if isinstance(optimizer, opt.Optimizer):
+            if optimizer_params:
+                raise MXNetError("optimizer_params must be None if optimizer is an Optimizer instance")
+            self._optimizer = optimizer
+            optimizer.param_dict = param_dict
+        else:
+            self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
+        self._kvstore = kvstore
+        self._states = {}
+        self._last_grad = {}
+        self._fns = {}
+
+    # ------------------------------------------------------------ properties
+    @property
+    def optimizer(self):
+        return self._optimizer
+
+    @property
+    def learning_rate(self):
+        return self._optimizer.learning_rate
+
+    def set_learning_rate(self, lr):
+        """Set the learning rate (not with an lr_scheduler)."""
+        self._optimizer.set_learning_rate(lr)
+
+    # ------------------------------------------------------------ steps
+    def step(self, batch_size, ignore_stale_grad=False):
+        """One update with gradients scaled by ``1/batch_size``."""
+        self._optimizer.rescale_grad = self._scale / batch_size
+        self._update(ignore_stale_grad)
+
+    def allreduce_grads(self):
+        """Sum gradients across devices (one device here: nothing to do)."""
+
+    def update(self, batch_size, ignore_stale_grad=False):
+        """The update half of ``step`` (after ``allreduce_grads``)."""
+        self.step(batch_size, ignore_stale_grad)
+
+    def _active(self, ignore_stale_grad):
+        active = []
+        for i, p in enumerate(self._params):
+            if p.grad_req == "null":
+                continue
+            if p._data is None:
+                p._check()
+            g = p._data._grad
+            if g is None or g._data is self._last_grad.get(i):
+                if ignore_stale_grad:
+                    continue
+                raise MXNetError(
+                    f"Gradient of Parameter `{p.name}` on context {p.list_ctx()[0]} has not been "
+                    f"updated by backward since last `step`. This could mean a bug in your model "
+                    f"that made it only use a subset of the Parameters (Blocks) for this "
+                    f"iteration. If you are intentionally only using a subset, call step with "
+                    f"ignore_stale_grad=True to suppress this warning and skip updating of "
+                    f"Parameters with stale gradient"
+                )
+            active.append(i)
+        return active
+
+    def _update(self, ignore_stale_grad=False):
+        o = self._optimizer
+        active = self._active(ignore_stale_grad)
+        if not active:
+            return
+        for i in active:
+            if i not in self._states:
+                self._states[i] = o.create_state(i, self._params[i]._data._data)
+        o._update_count(active)
+        lrs = np.array([o._get_lr(i) for i in active], np.float32)
+        wds = np.array([o._get_wd(i) for i in active], np.float32)
+        ts = np.array([o._index_update_count[i] for i in active], np.int32)
+        key = tuple(active)
+        fn = self._fns.get(key)
+        if fn is None:
+            fn = self._fns[key] = jax.jit(_make_update(o, len(active)))
+        datas = [self._params[i]._data for i in active]
+        grads = [d._grad._data for d in datas]
+        states = [self._states[i] for i in active]
+        new_w, new_s = fn([d._data for d in datas], grads, states, lrs, wds, ts,
+                          np.float32(o.rescale_grad), _random.next_key() if o.needs_key() else None)
+        for i, d, w, s, g in zip(active, datas, new_w, new_s, grads):
+            d._data = w
+            d._node = None
+            self._states[i] = s
+            self._last_grad[i] = g
+
+    def compile_step(self, net, loss_fn):
+        """Fuse forward, backward and this trainer's update into one compiled call.
+
+        Returns ``step(data, label, batch_size=None) -> loss``, equivalent to::
+
+            with autograd.record():
+                loss = loss_fn(net(data), label)
+            loss.backward()
+            trainer.step(batch_size)
+
+        Parameters and optimizer states are donated to the compiled call (their
+        old buffers are reused on accelerators).
+        """
+        from ._fused import FusedStep
+
+        return FusedStep(self, net, loss_fn)
+
+    # ------------------------------------------------------------ states
+    def save_states(self, fname):
+        """Save optimizer states (arrays and update counts) without pickle, atomically."""
+        from ..ndarray import NDArray, save
+
+        o = self._optimizer
+        arrays = {}
+        for i, state in self._states.items():
+            for j, leaf in enumerate(jax.tree_util.tree_leaves(state)):
+                arrays[f"state:{i}:{j}"] = NDArray(leaf)
+        meta = {
+            "optimizer": type(o).__name__.lower(),
+            "num_update": o.num_update,
+            "index_update_count": {str(k): v for k, v in o._index_update_count.items()},
+            "lr": o.lr,
+            "params": [p.name for p in self._params],
+        }
+        arrays["__meta__"] = NDArray(np.frombuffer(json.dumps(meta).encode(), np.uint8).copy())
+        save(fname, arrays)
+
+    def load_states(self, fname):
+        """Load states saved by :meth:`save_states`; nothing changes if the file does not fit."""
+        from ..ndarray import load
+
+        data = load(fname)
+        if not isinstance(data, dict) or "__meta__" not in data:
+            raise MXNetError(f"'{fname}' is not a Trainer state file (no __meta__ entry)")
+        try:
+            meta = json.loads(bytes(np.asarray(data.pop("__meta__").asnumpy(), np.uint8)))
+            counts = {int(k): int(v) for k, v in meta["index_update_count"].items()}
+        except (ValueError, KeyError, TypeError) as err:
+            raise MXNetError(f"'{fname}': damaged Trainer state metadata ({err})") from None
+        o = self._optimizer
+        if meta.get("optimizer") != type(o).__name__.lower():
+            raise MXNetError(
+                f"'{fname}' holds states of optimizer {meta.get('optimizer')!r}, "
+                f"this Trainer uses {type(o).__name__.lower()!r}"
+            )
+        new_states = {}
+        for i in sorted({int(k.split(":")[1]) for k in data}):
+            if i >= len(self._params):
+                raise MXNetError(f"'{fname}' has states for parameter #{i}; this Trainer has "
+                                 f"{len(self._params)} parameters")
+            template = o.create_state(i, self._params[i].data()._data)
+            leaves, tree = jax.tree_util.tree_flatten(template)
+            got = []
+            for j, t in enumerate(leaves):
+                arr = data.get(f"state:{i}:{j}")
+                if arr is None or arr.shape != t.shape:
+                    raise MXNetError(f"'{fname}': state {j} of parameter #{i} is missing or has "
+                                     f"the wrong shape")
+                got.append(arr._data.astype(t.dtype))
+            new_states[i] = jax.tree_util.tree_unflatten(tree, got)
+        self._states = new_states
+        o._index_update_count = counts
+        o.num_update = int(meta["num_update"])
+        if o.lr_scheduler is None:
+            o.lr = meta.get("lr", o.lr)
+        self._last_grad = {}
+
+
+def _make_update(o, n):
+    clip = o.clip_gradient
+
+    def update(ws, gs, states, lrs, wds, ts, rescale, key):
+        new_w, new_s = [], []
+        for k in range(n):
+            g = opt.preprocess_grad(gs[k].astype(ws[k].dtype), rescale, clip)
+            sub = jax.random.fold_in(key, k) if key is not None else None
+            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], ts[k], sub)
+            new_w.append(w.astype(ws[k].dtype))
+            new_s.append(s)
+        return new_w, new_s
+
+    return update

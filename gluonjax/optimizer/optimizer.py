@@ -1,0 +1,177 @@
+"""Optimizer base class and registry (``mx.optimizer``), MXNet 1.x update rules.
+
+Each optimizer is a pure, jittable rule ``step(weight, grad, state, lr, wd, t, key)``
+(grad already multiplied by ``rescale_grad`` and clipped to ``clip_gradient``).
+The Trainer applies every parameter's rule inside ONE ``jax.jit`` call per step;
+``update(index, weight, grad, state)`` runs the same rule eagerly for code that
+drives optimizers by hand (MXNet's Updater style).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ..base import MXNetError
+
+__all__ = ["Optimizer", "register", "create", "preprocess_grad"]
+
+
+def preprocess_grad(grad, rescale_grad, clip_gradient):
+    """MXNet's common first step: ``clip(rescale_grad * grad, -c, c)``."""
+    g = grad * rescale_grad
+    if clip_gradient is not None and clip_gradient >= 0:
+        g = jnp.clip(g, -clip_gradient, clip_gradient)
+    return g
+
+
+class Optimizer:
+    """Base class; subclasses define ``create_state`` and ``step``.
+
+    Parameters
+    ----------
+    learning_rate : float, default 0.01
+    wd : float, default 0
+        Weight decay (L2 penalty), scaled per parameter by its ``wd_mult``.
+    rescale_grad : float, default 1
+        Gradients are multiplied by this (the Trainer sets ``1/batch_size``).
+    clip_gradient : float, optional
+        Clip gradients to ``[-clip_gradient, clip_gradient]`` after rescaling.
+    lr_scheduler : LRScheduler, optional
+    param_dict : dict, optional
+        ``{index: Parameter}`` for per-parameter ``lr_mult``/``wd_mult``.
+    """
+
+    opt_registry: dict = {}
+
+    def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
+                 learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
+                 multi_precision=False, param_dict=None, **kwargs):
+        if kwargs:
+            raise MXNetError(
+                f"{type(self).__name__}: unknown argument(s) {sorted(kwargs)}; see "
+                f"help(mx.optimizer.{type(self).__name__})"
+            )
+        self.rescale_grad = rescale_grad
+        self.lr = 0.01 if learning_rate is None else learning_rate
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is not None and learning_rate is not None:
+            lr_scheduler.base_lr = learning_rate
+        self.wd = wd
+        self.clip_gradient = clip_gradient
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._index_update_count = {}
+        self.multi_precision = multi_precision
+        self.param_dict = param_dict or {}
+        self.idx2name = dict(param_idx2name or {})
+        self.lr_mult, self.wd_mult = {}, {}
+
+    # ------------------------------------------------------------ MXNet surface
+    @property
+    def learning_rate(self):
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr):
+        """Set the base learning rate (not allowed while an lr_scheduler drives it)."""
+        if self.lr_scheduler is not None:
+            raise MXNetError(
+                "LRScheduler of the optimizer has already been defined. Note that "
+                "set_learning_rate can mutate the value of the learning rate of the optimizer "
+                "only when the LRScheduler of the optimizer is undefined."
+            )
+        self.lr = lr
+
+    def set_lr_mult(self, args_lr_mult):
+        self.lr_mult = dict(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult):
+        self.wd_mult = dict(args_wd_mult)
+
+    def _update_count(self, index):
+        indices = index if isinstance(index, (list, tuple)) else [index]
+        for i in indices:
+            self._index_update_count[i] = self._index_update_count.get(i, self.begin_num_update) + 1
+            self.num_update = max(self._index_update_count[i], self.num_update)
+
+    def _mult(self, index, table, attr):
+        p = self.param_dict.get(index)
+        if p is not None:
+            return getattr(p, attr)
+        name = self.idx2name.get(index, index)
+        return table.get(index, table.get(name, 1.0))
+
+    def _get_lr(self, index):
+        return self.learning_rate * self._mult(index, self.lr_mult, "lr_mult")
+
+    def _get_wd(self, index):
+        return self.wd * self._mult(index, self.wd_mult, "wd_mult")
+
+    # ------------------------------------------------------------ the rule
+    def create_state(self, index, weight):
+        """Initial state for one weight (a tuple of arrays, possibly empty)."""
+        return ()
+
+    def create_state_multi_precision(self, index, weight):
+        return self.create_state(index, weight)
+
+    def step(self, weight, grad, state, lr, wd, t, key):
+        """Pure update rule; returns ``(new_weight, new_state)``."""
+        raise NotImplementedError
+
+    def needs_key(self):
+        """True if ``step`` uses its random key (SGLD)."""
+        return False
+
+    def update(self, index, weight, grad, state):
+        """Eager in-place update of NDArray ``weight`` (MXNet Updater style)."""
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        t = self._index_update_count[index]
+        g = preprocess_grad(grad._data, self.rescale_grad, self.clip_gradient)
+        from .. import random as _random
+
+        new_w, new_state = self.step(weight._data, g, _unwrap(state), lr, wd, t,
+                                     _random.next_key())
+        weight._data = new_w.astype(weight.dtype)
+        _write_state(state, new_state)
+
+    update_multi_precision = update
+
+    def __repr__(self):
+        return f"{type(self).__name__}(learning_rate={self.lr}, wd={self.wd})"
+
+
+def _unwrap(state):
+    return jax.tree_util.tree_map(lambda s: getattr(s, "_data", s), state,
+                                  is_leaf=lambda s: hasattr(s, "_data"))
+
+
+def _write_state(state, new):
+    for old, n in zip(jax.tree_util.tree_leaves(state, is_leaf=lambda s: hasattr(s, "_data")),
+                      jax.tree_util.tree_leaves(new)):
+        if hasattr(old, "_data"):
+            old._data = n
+
+
+def register(klass):
+    """Register an Optimizer subclass under its lower-cased class name."""
+    name = klass.__name__.lower()
+    Optimizer.opt_registry[name] = klass
+    return klass
+
+
+def create(name, **kwargs):
+    """An optimizer by MXNet name (``'sgd'``, ``'adam'``...) or an instance (returned)."""
+    if isinstance(name, Optimizer):
+        if kwargs:
+            raise MXNetError("optimizer_params must be None when an Optimizer instance is given")
+        return name
+    key = str(name).lower()
+    if key not in Optimizer.opt_registry:
+        raise MXNetError(
+            f"unknown optimizer {name!r}; known: {sorted(Optimizer.opt_registry)}"
+        )
+    return Optimizer.opt_registry[key](**kwargs)
