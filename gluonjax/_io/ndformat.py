@@ -80,7 +80,8 @@ def _read_shape(r, version, idx):
     if ndim < 0:
         r.fail(f"array {idx} has an unknown shape (ndim={ndim})", at)
     if ndim > MAX_NDIM or ndim * 8 > r.left:
-        r.fail(f"array {idx} claims ndim={ndim} (at most {MAX_NDIM}, bounded by file size)", at)
+        r.fail(f"array {idx} claims ndim={ndim} (at most {MAX_NDIM} and what the "
+               f"{r.left} remaining bytes can hold; truncated or corrupt file)", at)
     if ndim == 0 and version != V3_MAGIC:
         r.fail(f"array {idx} is an uninitialised (none) array, which cannot be loaded", at)
     dims = struct.unpack(f"<{ndim}q", r.take(8 * ndim, f"shape of array {idx}"))
@@ -121,8 +122,8 @@ def _read_array(r, idx):
         size *= d
     nbytes = size * dtype.itemsize
     if nbytes > r.left:
-        r.fail(f"truncated data of array {idx}: shape {shape} {dtype.name} needs {nbytes} "
-               f"bytes, {r.left} left")
+        r.fail(f"data of array {idx}: shape {shape} {dtype.name} needs {nbytes} bytes, "
+               f"{r.left} left (truncated or corrupt file)")
     raw = r.take(nbytes, f"data of array {idx}")
     if dtype == np.bool_:
         arr = np.frombuffer(raw, np.uint8).astype(np.bool_)
@@ -156,7 +157,8 @@ def read_arrays(data, source=None):
     at = r.pos
     count = r.unpack("<Q", "array count")
     if count * _MIN_ARRAY_BYTES > r.left:
-        r.fail(f"array count {count} is larger than the file can hold", at)
+        r.fail(f"array count {count} is more than the {r.left} remaining bytes can hold "
+               f"(truncated or corrupt file)", at)
     arrays = [_read_array(r, i) for i in range(count)]
     at = r.pos
     n_names = r.unpack("<Q", "name count")
@@ -167,7 +169,8 @@ def read_arrays(data, source=None):
         at = r.pos
         length = r.unpack("<Q", f"length of name {i}")
         if length > r.left:
-            r.fail(f"name {i} claims {length} bytes, {r.left} left", at)
+            r.fail(f"name {i} claims {length} bytes, {r.left} left (truncated or corrupt "
+                   f"file)", at)
         raw = bytes(r.take(length, f"name {i}"))
         try:
             names.append(raw.decode("utf-8"))
@@ -182,14 +185,15 @@ def write_arrays(arrays, names=()):
     """Serialise numpy arrays (and optional names) to MXNet NDArray-list bytes.
 
     Arrays keep their dtype (float32/64/16, uint8, int8, int32, int64, bool).
-    Arrays with ndim >= 1 and no zero dimension use the V2 record that MXNet
-    loads by default; 0-d and zero-size arrays use V3 (MXNet loads those only
-    with numpy shape semantics on, ``mx.npx.set_np()``).
+    The V2 records that MXNet loads by default are used unless some array is
+    0-d or zero-size: then every record is V3, which MXNet loads only with
+    numpy shape semantics on (``mx.npx.set_np()``); it refuses files mixing both.
     """
     names = list(names)
     arrays = [np.asarray(a) for a in arrays]
     if names and len(names) != len(arrays):
         raise FileFormatError(f"{len(names)} names for {len(arrays)} arrays")
+    v3 = any(a.ndim == 0 or a.size == 0 for a in arrays)
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for i, a in enumerate(arrays):
         flag = _FLAG_OF.get(a.dtype.newbyteorder("="))
@@ -200,7 +204,6 @@ def write_arrays(arrays, names=()):
             )
         if a.ndim > MAX_NDIM:
             raise FileFormatError(f"array {i} has {a.ndim} dimensions (at most {MAX_NDIM})")
-        v3 = a.ndim == 0 or a.size == 0
         parts.append(struct.pack("<Ii", V3_MAGIC if v3 else V2_MAGIC, 0))
         parts.append(struct.pack("<i" if v3 else "<I", a.ndim))
         parts.append(struct.pack(f"<{a.ndim}q", *a.shape))

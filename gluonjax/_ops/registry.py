@@ -392,6 +392,27 @@ def register(name, *, inputs=("data",), attrs=None, aliases=(), **kw):
     return deco
 
 
+def split_positional_attrs(op, args, attr_kw):
+    """Drop trailing ``None`` inputs and map trailing non-array positionals to attributes.
+
+    MXNet's generated functions accept ``clip(x, 0, 1)`` (attributes after the
+    inputs, in declaration order) and ``FullyConnected(x, w, None, no_bias=True)``.
+    """
+    args = list(args)
+    while args and args[-1] is None:
+        args.pop()
+    extra = []
+    while args and isinstance(args[-1], (int, float, str, tuple, list, bool)) and not (
+        isinstance(args[-1], (tuple, list)) and args[-1] and hasattr(args[-1][0], "shape")
+    ):
+        extra.insert(0, args.pop())
+    if extra:
+        free = [k for k in op.attrs if k not in attr_kw and not k.startswith("_")]
+        for k, v in zip(free, extra):
+            attr_kw[k] = v
+    return tuple(args)
+
+
 def get(name):
     """The Op called ``name`` (an MXNet name or alias); raises OpError if unknown."""
     try:

@@ -1,6 +1,7 @@
 """``gluonjax.gluon``: Blocks, Parameters, layers (``nn``)."""
 
 from . import nn  # noqa: F401
+from . import loss  # noqa: F401
 from .block import Block
 from .hybrid import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter

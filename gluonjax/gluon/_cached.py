@@ -113,7 +113,16 @@ class CachedGraph:
             gp, gi = _VJP_BWD(vjp_fn, jax.tree_util.tree_unflatten(treedef, list(cts)))
             return tuple(gp) + tuple(gi)
 
-        node = _tape.Node(bwd, parents, tuple(leaves), self.block.name)
+        n_dp = sum(pmask)
+
+        def replay(*pv):
+            itp, iti = iter(pv[:n_dp]), iter(pv[n_dp:])
+            p = [next(itp) if m else v for v, m in zip(pvals, pmask)]
+            x = [next(iti) if m else v for v, m in zip(raw, imask)]
+            res, _ = self._pure(p, x, key, counter, training)
+            return tuple(jax.tree_util.tree_leaves(res))
+
+        node = _tape.Node(bwd, parents, tuple(leaves), self.block.name, replay)
         wrapped = [NDArray(v) for v in leaves]
         for i, w in enumerate(wrapped):
             w._node = (node, i)

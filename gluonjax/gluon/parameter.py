@@ -77,7 +77,7 @@ class Parameter:
         self._ctx = None
         self._deferred = None  # (init, ctx, default_init) while waiting for a shape
         self.grad_req = grad_req if differentiable else "null"
-        self._structure = None  # structural name, set by Block
+        self._grad_token = None  # the gradient array no backward has written (Trainer staleness)
 
     def __repr__(self):
         return f"Parameter {self.name} (shape={self.shape}, dtype={np.dtype(self.dtype).name})"
@@ -112,6 +112,7 @@ class Parameter:
         else:
             if d._grad is None or d._grad.shape != d.shape:
                 d._grad = NDArray(np.zeros(d.shape, d.dtype))
+                self._grad_token = d._grad._data  # not "fresh" until a backward writes it
             d._grad_req = req
 
     def _shape_known(self):
@@ -156,11 +157,7 @@ class Parameter:
 
         arr = NDArray(np.zeros(self._shape, self.dtype))
         ini = _init.create(init if init is not None else default_init)
-        desc = _init.InitDesc(self.name)
-        if type(ini).__call__ is _init.Initializer.__call__:
-            ini._init_weight(desc, arr)  # the chosen initializer fills the array (MXNet's rule)
-        else:
-            ini(desc, arr)  # Mixed / Load route by name themselves
+        ini._init_weight(_init.InitDesc(self.name), arr)  # MXNet: the chosen init fills it
         if ctx is not None and Context(ctx).device_type == "gpu":
             arr = arr.as_in_context(ctx)
         self._ctx = ctx
@@ -250,6 +247,7 @@ class Parameter:
         if self._data is not None and self._data._grad is not None:
             g = self._data._grad
             g._data = np.zeros(g.shape, g.dtype)
+            self._grad_token = g._data
 
     def reset_ctx(self, ctx):
         if isinstance(ctx, (list, tuple)):

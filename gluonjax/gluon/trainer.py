@@ -113,7 +113,7 @@ class Trainer:
             if p._data is None:
                 p._check()
             g = p._data._grad
-            if g is None or g._data is self._last_grad.get(i):
+            if g is None or g._data is self._last_grad.get(i, p._grad_token):
                 if ignore_stale_grad:
                     continue
                 raise MXNetError(

@@ -6,6 +6,8 @@ from .._ops import registry as _reg
 from ..base import AttrError
 from ._invoke import invoke
 
+_SCALARS = (int, float, str, tuple, list, bool)
+
 
 def make_function(op):
     """``nd.<op.name>(*inputs, out=None, name=None, **attrs)`` for one registry op."""
@@ -18,8 +20,12 @@ def make_function(op):
                 args = tuple(args[0])
             if has_num_args and kwargs.get("num_args") in (None, 0):
                 kwargs["num_args"] = len(args)
-        elif kwargs and any(k not in attrs for k in kwargs):
-            args, kwargs = _named_inputs(op, args, kwargs)
+        else:
+            if args and (args[-1] is None or type(args[-1]) in _SCALARS):
+                kwargs = dict(kwargs)
+                args = _reg.split_positional_attrs(op, args, kwargs)
+            if kwargs and any(k not in attrs for k in kwargs):
+                args, kwargs = _named_inputs(op, args, kwargs)
         return invoke(op, args, kwargs, out)
 
     fn.__name__ = fn.__qualname__ = op.name

@@ -85,6 +85,17 @@ def _recorded(op, static_key, args, arrays, NDArray):
     except Exception as err:
         raise op.fail(err, arrays, static_key) from None
     parents = tuple(a for a, m in zip(args, mask) if m)
+    positions = [offset + i for i, m in enumerate(mask) if m]
+    bound = op.bound(static_key)
+
+    def replay(*pv):
+        full = list(arrays)
+        for pos, v in zip(positions, pv):
+            full[pos] = v
+        r = bound(*full)
+        if op.aux:
+            r = r[0]
+        return tuple(r) if isinstance(r, (tuple, list)) else (r,)
 
     def make_node(outs):
         multi = isinstance(out, (tuple, list))
@@ -92,7 +103,7 @@ def _recorded(op, static_key, args, arrays, NDArray):
         def bwd(cts):
             return _VJP_BWD(vjp_fn, tuple(cts) if multi else cts[0])
 
-        return _tape.Node(bwd, parents, outs, op.name)
+        return _tape.Node(bwd, parents, outs, op.name, replay)
 
     return ((out, aux) if op.aux else out), make_node
 

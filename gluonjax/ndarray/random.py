@@ -44,7 +44,7 @@ _ATTRS = {
 
 def _check(dist, params):
     """MXNet's parameter checks for number parameters (NDArrays are not inspected)."""
-    v = dict(zip(_ATTRS.get(dist, ("low", "high")), params))
+    v = dict(zip(_ATTRS.get(dist, ("low", "high")), params, strict=True))
     bad = {
         "uniform": v.get("high", 0) < v.get("low", 0),
         "randint": v.get("high", 0) < v.get("low", 0),
@@ -64,7 +64,7 @@ def _helper(dist, params, shape, dtype, ctx, out, kwargs):
     """Dispatch to ``_random_<dist>`` (numbers) or ``_sample_<dist>`` (NDArrays)."""
     if all(isinstance(p, numbers.Number) for p in params):
         _check(dist, params)
-        attrs = dict(zip(_ATTRS.get(dist, ("low", "high")), params))
+        attrs = dict(zip(_ATTRS.get(dist, ("low", "high")), params, strict=True))
         attrs.update(shape=shape, dtype=dtype, **kwargs)
         res = invoke(_reg.get(f"_random_{dist}"), (), attrs, out)
         if out is None and ctx is not None:
@@ -166,7 +166,7 @@ def _like(dist):
     names = _ATTRS[dist]
 
     def fn(data=None, *args, out=None, name=None, **kwargs):
-        attrs = dict(zip(names, args))
+        attrs = dict(zip(names, args, strict=False))
         attrs.update(kwargs)
         return invoke(_reg.get(f"_random_{dist}_like"), (data,), attrs, out)
 

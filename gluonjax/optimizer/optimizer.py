@@ -14,15 +14,38 @@ import jax.numpy as jnp
 
 from ..base import MXNetError
 
-__all__ = ["Optimizer", "register", "create", "preprocess_grad"]
+__all__ = ["Optimizer", "register", "create", "preprocess_grad", "DeferredClip"]
+
+
+class DeferredClip(float):
+    """A ``clip_gradient`` value that the optimizer's ``step`` applies itself.
+
+    Optimizers whose MXNet rule clips *after* adding ``wd * weight`` (Adam, RMSProp,
+    FTML, Adamax, Nadam) or that need the unclipped gradient (LARS's norm) expose
+    their ``clip_gradient`` as this float subclass: it compares and prints as the
+    number, and :func:`preprocess_grad` leaves the gradient unclipped for it.
+    """
+
+    __slots__ = ()
 
 
 def preprocess_grad(grad, rescale_grad, clip_gradient):
-    """MXNet's common first step: ``clip(rescale_grad * grad, -c, c)``."""
+    """MXNet's common first step: ``clip(rescale_grad * grad, -c, c)``.
+
+    Clipping is skipped for a :class:`DeferredClip` (the step clips itself).
+    """
     g = grad * rescale_grad
-    if clip_gradient is not None and clip_gradient >= 0:
+    if (clip_gradient is not None and not isinstance(clip_gradient, DeferredClip)
+            and clip_gradient >= 0):
         g = jnp.clip(g, -clip_gradient, clip_gradient)
     return g
+
+
+def clip(x, clip_gradient):
+    """``clip(x, -c, c)`` when ``c`` is set (for steps that clip themselves)."""
+    if clip_gradient is None:
+        return x
+    return jnp.clip(x, -float(clip_gradient), float(clip_gradient))
 
 
 class Optimizer:
@@ -43,6 +66,8 @@ class Optimizer:
     """
 
     opt_registry: dict = {}
+    #: True where ``step`` clips the gradient itself (see :class:`DeferredClip`).
+    clip_in_step = False
 
     def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
                  learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
@@ -65,7 +90,20 @@ class Optimizer:
         self.multi_precision = multi_precision
         self.param_dict = param_dict or {}
         self.idx2name = dict(param_idx2name or {})
-        self.lr_mult, self.wd_mult = {}, {}
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    @property
+    def clip_gradient(self):
+        c = self._clip_gradient
+        if c is not None and self.clip_in_step:
+            return DeferredClip(c)
+        return c
+
+    @clip_gradient.setter
+    def clip_gradient(self, value):
+        self._clip_gradient = None if value is None else float(value)
 
     # ------------------------------------------------------------ MXNet surface
     @property
@@ -84,11 +122,26 @@ class Optimizer:
             )
         self.lr = lr
 
+    def _sym_mults(self, key):
+        if not self.sym_info:
+            return {}
+        attr, arg_names = self.sym_info
+        return {n: float(attr[n][key]) for n in arg_names if key in attr.get(n, {})}
+
     def set_lr_mult(self, args_lr_mult):
-        self.lr_mult = dict(args_lr_mult)
+        """Per-parameter lr multipliers by index or name (``sym``'s ``__lr_mult__`` first)."""
+        self.lr_mult = self._sym_mults("__lr_mult__")
+        self.lr_mult.update(args_lr_mult)
+
+    def _no_wd_name(self, name):
+        return not (name.endswith("_weight") or name.endswith("_gamma"))
 
     def set_wd_mult(self, args_wd_mult):
-        self.wd_mult = dict(args_wd_mult)
+        """Per-parameter wd multipliers; as in MXNet, names from ``param_idx2name`` not
+        ending in ``_weight``/``_gamma`` default to 0."""
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values() if self._no_wd_name(n)}
+        self.wd_mult.update(self._sym_mults("__wd_mult__"))
+        self.wd_mult.update(args_wd_mult)
 
     def _update_count(self, index):
         indices = index if isinstance(index, (list, tuple)) else [index]

@@ -301,6 +301,8 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
             args = tuple(args[0])
         if "num_args" in op.attrs and attr_kw.get("num_args") in (None, 0):
             attr_kw["num_args"] = len(args)
+    else:
+        args = _reg.split_positional_attrs(op, args, attr_kw)
     static_key, dyn = op.parse_attrs(attr_kw)
     attrs = op.attr_dict(static_key, dyn)
     name = _name.current().get(name, hint or hint_of(op.name))
@@ -356,3 +358,4 @@ def _compute(op, node, inputs, outs):
     res = list(res) if isinstance(res, (tuple, list)) else [res]
     for o, r in zip(outs, res):
         o._value = r
+

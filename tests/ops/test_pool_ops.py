@@ -19,21 +19,23 @@ def np_pool(x, kernel, stride, pad, pool_type, conv="valid", include_pad=True, p
     avg divides by the window clipped to [-pad, size + pad) (or to the real input)."""
     sizes = x.shape[2:]
     if conv == "same":
-        outs = [-(-n // s) for n, s in zip(sizes, stride)]
-        pad = [max((o - 1) * s + k - n, 0) // 2 for o, s, k, n in zip(outs, stride, kernel, sizes)]
-        limit = [n + max((o - 1) * s + k - n, 0) - q
-                 for o, s, k, n, q in zip(outs, stride, kernel, sizes, pad)]
+        outs = [-(-n // s) for n, s in zip(sizes, stride, strict=True)]
+        tot = [max((o - 1) * s + k - n, 0)
+               for o, s, k, n in zip(outs, stride, kernel, sizes, strict=True)]
+        pad = [t // 2 for t in tot]
+        limit = [n + t - q for n, t, q in zip(sizes, tot, pad, strict=True)]
     else:
         rnd = math.ceil if conv == "full" else math.floor
-        outs = [1 + rnd((n + 2 * q - k) / s) for n, q, k, s in zip(sizes, pad, kernel, stride)]
-        limit = [n + q for n, q in zip(sizes, pad)]
+        outs = [1 + rnd((n + 2 * q - k) / s)
+                for n, q, k, s in zip(sizes, pad, kernel, stride, strict=True)]
+        limit = [n + q for n, q in zip(sizes, pad, strict=True)]
     res = np.zeros(x.shape[:2] + tuple(outs))
     for idx in np.ndindex(*outs):
-        lo = [i * s - q for i, s, q in zip(idx, stride, pad)]
-        hi = [min(a + k, lim) for a, k, lim in zip(lo, kernel, limit)]
+        lo = [i * s - q for i, s, q in zip(idx, stride, pad, strict=True)]
+        hi = [min(a + k, lim) for a, k, lim in zip(lo, kernel, limit, strict=True)]
         rlo = [max(a, 0) for a in lo]
-        rhi = [min(a + k, n) for a, k, n in zip(lo, kernel, sizes)]
-        real = x[(Ellipsis,) + tuple(slice(a, max(a, b)) for a, b in zip(rlo, rhi))]
+        rhi = [min(a + k, n) for a, k, n in zip(lo, kernel, sizes, strict=True)]
+        real = x[(Ellipsis,) + tuple(slice(a, max(a, b)) for a, b in zip(rlo, rhi, strict=True))]
         real = real.reshape(x.shape[:2] + (-1,))
         n_real = real.shape[-1]
         if pool_type == "max":
@@ -43,7 +45,7 @@ def np_pool(x, kernel, stride, pad, pool_type, conv="valid", include_pad=True, p
         elif pool_type == "lp":
             val = np.sum(real**p, -1) ** (1.0 / p)
         else:
-            cnt = np.prod([b - a for a, b in zip(lo, hi)]) if include_pad else n_real
+            cnt = np.prod([b - a for a, b in zip(lo, hi, strict=True)]) if include_pad else n_real
             val = real.sum(-1) / cnt if cnt else 0.0
         res[(Ellipsis,) + idx] = val
     return res
@@ -219,7 +221,8 @@ def test_upsampling_bilinear(scale):
     for c in range(2):  # depthwise transposed convolution by scattering
         for i in range(3):
             for j in range(3):
-                buf[0, c, i * scale:i * scale + k, j * scale:j * scale + k] += x[0, c, i, j] * w[c, 0]
+                rows, cols = slice(i * scale, i * scale + k), slice(j * scale, j * scale + k)
+                buf[0, c, rows, cols] += x[0, c, i, j] * w[c, 0]
     ref = buf[:, :, pad:full - pad, pad:full - pad]
     out = nd.UpSampling(nd.array(x), nd.array(w), scale=scale, sample_type="bilinear",
                         num_filter=2, num_args=2)

@@ -129,7 +129,7 @@ def test_multinomial_frequencies():
     s = nd.random.multinomial(nd.array(probs), shape=(N,))
     assert s.shape == (2, N) and s.dtype == np.int32
     v = s.asnumpy()
-    for row, p in zip(v, probs):
+    for row, p in zip(v, probs, strict=True):
         freq = np.bincount(row, minlength=3) / N
         np.testing.assert_allclose(freq, p, atol=6 * np.sqrt(0.25 / N))
 

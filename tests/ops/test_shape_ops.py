@@ -120,7 +120,7 @@ def test_concat(dim, n):
                                rtol=1e-6)
     head = RNG.randn(*ref.shape)
     grads = grad_of(lambda *a: nd.Concat(*a, dim=dim), xs, head)
-    for g, part in zip(grads, np.split(head, n, axis=int(dim))):
+    for g, part in zip(grads, np.split(head, n, axis=int(dim)), strict=False):
         np.testing.assert_allclose(g, part, rtol=1e-6)
 
 
@@ -153,7 +153,7 @@ def test_split(n, axis, squeeze):
     outs = nd.split(nd.array(x), num_outputs=n, axis=axis, squeeze_axis=squeeze)
     refs = np.split(x, n, axis=axis)
     assert isinstance(outs, list) and len(outs) == n
-    for o, r in zip(outs, refs):
+    for o, r in zip(outs, refs, strict=False):
         r = np.squeeze(r, axis) if squeeze else r
         np.testing.assert_allclose(o.asnumpy(), r, rtol=1e-6)
     assert len(nd.SliceChannel(nd.array(x), num_outputs=n, axis=axis)) == n

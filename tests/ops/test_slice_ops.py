@@ -37,7 +37,7 @@ def test_slice(begin, end, step):
     x = RNG.randn(2, 3, 4)
     b, e = (eval(v) if isinstance(v, str) else v for v in (begin, end))
     s = (eval(step) if isinstance(step, str) else step) or (None,) * len(b)
-    key = tuple(slice(*t) for t in zip(b, e, s))
+    key = tuple(slice(*t) for t in zip(b, e, s, strict=False))
     ref = x[key]
     out = nd.slice(nd.array(x), begin=begin, end=end, step=step)
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-6)
@@ -106,7 +106,7 @@ def test_broadcast_to(src, shape, expect):
     assert nd.array(x).broadcast_to(shape).shape == expect
     head = RNG.randn(*expect)
     g = grad_of(lambda a: nd.broadcast_to(a, shape=shape), x, head)
-    axes = tuple(i for i, (s, e) in enumerate(zip(src, expect)) if s != e)
+    axes = tuple(i for i, (s, e) in enumerate(zip(src, expect, strict=False)) if s != e)
     np.testing.assert_allclose(g, head.sum(axis=axes, keepdims=True), rtol=1e-5)
     with pytest.raises(ShapeError):
         nd.broadcast_to(nd.ones((2, 3)), shape=(4, 3))

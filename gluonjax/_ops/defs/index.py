@@ -47,7 +47,9 @@ def pick(data, index, *, axis, keepdims, mode):
     keep_shape = data.shape[:ax] + (1,) + data.shape[ax + 1:]
     drop_shape = data.shape[:ax] + data.shape[ax + 1:]
     if index.shape not in (keep_shape, drop_shape):
-        raise ValueError(f"index shape {index.shape} does not match data {data.shape} on axis {axis}")
+        raise ValueError(
+            f"index shape {index.shape} does not match data {data.shape} on axis {axis}"
+        )
     idx = _fix_mode(_int(index).reshape(keep_shape), data.shape[ax], mode)
     out = jnp.take_along_axis(data, idx, axis=ax)
     return out if keepdims else jnp.squeeze(out, ax)

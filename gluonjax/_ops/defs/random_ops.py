@@ -136,7 +136,7 @@ def _make_like(name, sampler, params):
 def _make_sample(name, sampler, inputs):
     def impl(_key, *arrays, shape, dtype):
         first = arrays[0].shape
-        for n, a in zip(inputs, arrays):
+        for n, a in zip(inputs, arrays, strict=True):
             if a.shape != first:
                 raise ValueError(
                     f"parameter arrays must have the same shape, got {inputs[0]}{first} "
@@ -191,7 +191,9 @@ def random_randint(_key, *, shape, ctx, dtype, low, high):
     attrs={
         "shape": Attr("shape", ()),
         "get_prob": Attr("bool", False),
-        "dtype": Attr("dtype", "int32", choices=("float16", "float32", "float64", "int32", "uint8")),
+        "dtype": Attr(
+            "dtype", "int32", choices=("float16", "float32", "float64", "int32", "uint8")
+        ),
     },
     num_outputs=lambda a: 2 if a["get_prob"] else 1,
     random=True,
@@ -205,18 +207,17 @@ def sample_multinomial(_key, data, *, shape, get_prob, dtype):
     the log-probability of each sample (differentiable with respect to ``data``).
     """
     if data.ndim < 1 or data.shape[-1] < 1:
-        raise ValueError(f"data must have at least one category on its last axis, got {data.shape}")
+        raise ValueError(f"data needs at least one category on its last axis, got {data.shape}")
     batch, k, shape = data.shape[:-1], data.shape[-1], tuple(shape)
-    probs = jax.lax.stop_gradient(data).astype(jnp.float32).reshape(batch + (1,) * len(shape) + (k,))
-    cdf = jnp.cumsum(probs, axis=-1)
+    expand = batch + (1,) * len(shape) + (k,)
+    cdf = jnp.cumsum(jax.lax.stop_gradient(data).astype(jnp.float32).reshape(expand), axis=-1)
     u = jax.random.uniform(_key, batch + shape + (1,), jnp.float32)
     idx = jnp.minimum(jnp.sum(cdf <= u, axis=-1), k - 1)  # inverse CDF, as MXNet
     out_shape = _out_shape(batch + shape)
     samples = idx.reshape(out_shape).astype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
     if not get_prob:
         return samples
-    flat = data.reshape(batch + (1,) * len(shape) + (k,))
-    flat = jnp.broadcast_to(flat, batch + shape + (k,))
+    flat = jnp.broadcast_to(data.reshape(expand), batch + shape + (k,))
     prob = jnp.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
     return samples, jnp.log(prob).reshape(out_shape)
 

@@ -152,7 +152,7 @@ def _check_same(args, skip, what):
     first = args[0].shape
     for a in args[1:]:
         if a.ndim != len(first) or any(
-            x != y for i, (x, y) in enumerate(zip(a.shape, first)) if i != skip
+            x != y for i, (x, y) in enumerate(zip(a.shape, first, strict=False)) if i != skip
         ):
             raise ValueError(f"{what}: incompatible input shapes {[x.shape for x in args]}")
 

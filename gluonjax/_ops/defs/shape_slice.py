@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...base import AttrError
-from ..registry import Attr, register, dtype_of
+from ..registry import Attr, dtype_of, register
 
 
 def _to_index_tuple(v):
@@ -77,7 +77,7 @@ def slice_op(data, *, begin, end, step):
     steps = step or (None,) * len(begin)
     if any(s == 0 for s in steps):
         raise ValueError("slice step cannot be 0")
-    return data[tuple(slice(b, e, s) for b, e, s in zip(begin, end, steps))]
+    return data[tuple(slice(b, e, s) for b, e, s in zip(begin, end, steps, strict=False))]
 
 
 @register(
@@ -123,7 +123,7 @@ def slice_like(data, shape_like, *, axes):
 def _broadcast(data, shape):
     if len(shape) != data.ndim:
         raise ValueError(f"cannot broadcast {data.shape} to {tuple(shape)} (ndim differs)")
-    for d, s in zip(data.shape, shape):
+    for d, s in zip(data.shape, shape, strict=False):
         if d != s and d != 1:
             raise ValueError(f"cannot broadcast {data.shape} to {tuple(shape)}")
     return jnp.broadcast_to(data, tuple(shape))
@@ -134,7 +134,7 @@ def broadcast_to(data, *, shape):
     """Broadcast size-1 axes to ``shape`` (same ndim; 0 keeps that input dim)."""
     if len(shape) != data.ndim:
         raise ValueError(f"cannot broadcast {data.shape} to {shape} (ndim differs)")
-    return _broadcast(data, [d if s == 0 else s for d, s in zip(data.shape, shape)])
+    return _broadcast(data, [d if s == 0 else s for d, s in zip(data.shape, shape, strict=False)])
 
 
 @register(
@@ -150,7 +150,7 @@ def broadcast_like(lhs, rhs, *, lhs_axes, rhs_axes):
     if len(lhs_axes) != len(rhs_axes):
         raise ValueError(f"lhs_axes {lhs_axes} and rhs_axes {rhs_axes} differ in length")
     shape = list(lhs.shape)
-    for a, b in zip(lhs_axes, rhs_axes):
+    for a, b in zip(lhs_axes, rhs_axes, strict=False):
         shape[_axis(a, lhs.ndim)] = rhs.shape[_axis(b, rhs.ndim)]
     return _broadcast(lhs, shape)
 
@@ -165,7 +165,7 @@ def broadcast_axis(data, *, axis, size):
     if len(axis) != len(size):
         raise ValueError(f"axis {axis} and size {size} differ in length")
     shape = list(data.shape)
-    for a, s in zip(axis, size):
+    for a, s in zip(axis, size, strict=False):
         a = _axis(a, data.ndim)
         if data.shape[a] != 1:
             raise ValueError(f"broadcasting axis {a} must have size 1, not {data.shape[a]}")

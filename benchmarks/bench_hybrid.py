@@ -1,0 +1,45 @@
+"""Issue "Gluon Blocks": the seed MLP per call, eager and hybridized, vs raw JAX."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+import gluonjax as mx
+from gluonjax.gluon import nn
+
+from .common import Table, per_call
+
+
+def _net():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"), nn.Dense(2))
+    net.initialize()
+    return net
+
+
+def mlp(ps, x):
+    w1, b1, w2, b2, w3, b3 = ps
+    h = jnp.maximum(x @ w1.T + b1, 0)
+    h = jnp.maximum(h @ w2.T + b2, 0)
+    return h @ w3.T + b3
+
+
+def run(n=1000):
+    x = mx.nd.random.normal(shape=(1, 512))
+    net = _net()
+    net(x)
+    ps = [p.data()._data for p in net.collect_params().values()]
+    xr = x._data
+    raw_jit = jax.jit(mlp)
+    t_jit = per_call(lambda: raw_jit(ps, xr), n)
+    t_jnp = per_call(lambda: mlp(ps, xr), n)
+    t_eager = per_call(lambda: net(x), n)
+    net.hybridize()
+    t_hyb = per_call(lambda: net(x), n)
+    t = Table("seed MLP Dense(256,relu)-Dense(128,relu)-Dense(2), input (1, 512), per call")
+    t.add("raw jax.jit pure function", t_jit)
+    t.add("plain jax.numpy op by op", t_jnp)
+    t.add("gluonjax hybridized / raw jax.jit", t_hyb, t_jit, 1.2)
+    t.add("gluonjax eager / jax.numpy op by op", t_eager, t_jnp, 0.3)
+    t.show()

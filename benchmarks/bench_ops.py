@@ -1,0 +1,43 @@
+"""Issue "Foundation": eager dispatch of single registry ops vs jax.numpy op by op."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import gluonjax as mx
+
+from .common import Table, per_call
+
+
+def run(n=1000):
+    nd = mx.nd
+    rng = np.random.RandomState(0)
+    t = Table("eager op dispatch (gluonjax.nd vs the same math in jax.numpy, op by op)")
+    x = nd.array(rng.randn(32, 256))
+    w = nd.array(rng.randn(128, 256))
+    b = nd.array(rng.randn(128))
+    xr, wr, br = x._data, w._data, b._data
+    base = per_call(lambda: jnp.dot(xr, wr.T) + br, n)
+    t.add("FullyConnected (32x256 -> 128)", per_call(
+        lambda: nd.FullyConnected(x, w, b, num_hidden=128), n), base)
+    t.add("  jax.numpy: dot + transpose + add", base)
+    base = per_call(lambda: jnp.maximum(xr, 0), n)
+    t.add("Activation(relu)", per_call(lambda: nd.Activation(x, act_type="relu"), n), base)
+    t.add("  jax.numpy: maximum", base)
+    img = nd.array(rng.randn(8, 3, 28, 28))
+    k = nd.array(rng.randn(6, 3, 5, 5))
+    kb = nd.array(rng.randn(6))
+    ir, kr, kbr = img._data, k._data, kb._data
+
+    def jconv():
+        y = jax.lax.conv_general_dilated(ir, kr, (1, 1), [(0, 0), (0, 0)],
+                                         dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return y + kbr.reshape(1, -1, 1, 1)
+
+    base = per_call(jconv, n // 4)
+    t.add("Convolution (8x3x28x28, 6x5x5)", per_call(
+        lambda: nd.Convolution(img, k, kb, kernel=(5, 5), num_filter=6), n // 4), base)
+    t.add("  jax: conv_general_dilated + reshape + add", base)
+    t.show()

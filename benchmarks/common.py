@@ -1,0 +1,59 @@
+"""Timing helpers shared by the benchmark rows."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import jax
+
+
+def block(x):
+    """Wait for ``x`` (NDArray, jax array or pytree of them)."""
+    raw = getattr(x, "_data", x)
+    jax.block_until_ready(jax.tree_util.tree_map(lambda v: getattr(v, "_data", v), raw,
+                                                 is_leaf=lambda v: hasattr(v, "_data")))
+
+
+def per_call(fn, n=1000, repeats=5, warmup=20):
+    """Median seconds per call of ``fn()`` over ``repeats`` runs of ``n`` calls."""
+    for _ in range(warmup):
+        out = fn()
+    block(out)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            out = fn()
+        block(out)
+        times.append((time.perf_counter() - t0) / n)
+    return statistics.median(times)
+
+
+class Table:
+    """Rows of ``name | time | ratio vs baseline | target``."""
+
+    def __init__(self, title):
+        self.title = title
+        self.rows = []
+
+    def add(self, name, seconds, baseline=None, target=None, note=""):
+        self.rows.append((name, seconds, baseline, target, note))
+
+    def show(self):
+        print(f"\n== {self.title}")
+        print(f"{'row':<44}{'per call':>12}{'ratio':>9}{'target':>10}  status")
+        for name, sec, base, target, note in self.rows:
+            ratio = sec / base if base else None
+            r = f"{ratio:8.2f}x" if ratio is not None else " " * 9
+            t = f"<= {target:.2f}" if target is not None else ""
+            status = ""
+            if target is not None and ratio is not None:
+                status = "meets" if ratio <= target else "MISSES"
+            print(f"{name:<44}{fmt(sec):>12}{r}{t:>10}  {status} {note}".rstrip())
+
+
+def fmt(sec):
+    if sec < 1e-3:
+        return f"{sec * 1e6:.1f} us"
+    return f"{sec * 1e3:.2f} ms"

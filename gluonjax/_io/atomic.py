@@ -1,0 +1,78 @@
+"""Atomic file writes: a crash or error never leaves a half-written file behind."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+
+__all__ = ["atomic_write"]
+
+
+def _chunks(data):
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        yield data
+    elif callable(data):
+        yield from _chunks(data())
+    else:
+        yield from data
+
+
+def atomic_write(path, data):
+    """Write ``data`` to ``path`` atomically.
+
+    The bytes go to a temporary file in the same directory, which is flushed,
+    fsync'ed and then renamed over ``path`` with :func:`os.replace`. If anything
+    fails the temporary file is removed and an existing ``path`` is untouched.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Destination file.
+    data : bytes, iterable of bytes, or callable returning either
+        The content (an iterable is written chunk by chunk).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from gluonjax._io.atomic import atomic_write
+    >>> p = os.path.join(tempfile.mkdtemp(), "f.bin")
+    >>> atomic_write(p, b"abc"); open(p, "rb").read()
+    b'abc'
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in _chunks(data):
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        try:  # keep the permissions of the file being replaced
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder):
+    """Make the rename durable (POSIX); silently skipped where unsupported."""
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
