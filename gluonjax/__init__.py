@@ -22,6 +22,7 @@ from . import symbol as sym  # noqa: E402
 from . import initializer  # noqa: E402
 from . import initializer as init  # noqa: E402
 from . import optimizer  # noqa: E402
+from . import lr_scheduler  # noqa: E402
 from . import gluon  # noqa: E402
 from .base import MXNetError  # noqa: E402
 

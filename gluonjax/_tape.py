@@ -17,15 +17,41 @@ class Node:
     refer back to the node as ``array._node = (node, index)``.
     """
 
-    __slots__ = ("bwd", "parents", "n_out", "out_avals", "name", "replay")
+    __slots__ = ("bwd", "parents", "n_out", "out_avals", "name", "replay", "vjp", "apply")
 
-    def __init__(self, bwd, parents, out_avals, name, replay=None):
-        self.bwd = bwd
+    def __init__(self, bwd, parents, out_avals, name, replay=None, vjp=None, apply=None):
         self.parents = parents
         self.n_out = len(out_avals)
         self.out_avals = out_avals
         self.name = name
         self.replay = replay  # pure fn(*parent values) -> outputs tuple, for create_graph
+        # jax VJP closure + a stable pure ``apply(vjp, cts) -> input cts``: lets backward
+        # run the whole tape as ONE compiled call (see _fused_run)
+        self.vjp = vjp
+        self.apply = apply
+        if bwd is None and vjp is not None:
+            bwd = _per_node_bwd(self)
+        self.bwd = bwd
+
+
+_APPLY_JIT: dict = {}
+
+
+def _per_node_bwd(node):
+    fn = _APPLY_JIT.get(node.apply)
+    if fn is None:
+        fn = _APPLY_JIT[node.apply] = jax.jit(node.apply)
+    return lambda cts: fn(node.vjp, tuple(cts))
+
+
+def apply_single(vjp, cts):
+    """``apply`` for a node with one output."""
+    return vjp(cts[0])
+
+
+def apply_multi(vjp, cts):
+    """``apply`` for a node with several outputs."""
+    return vjp(tuple(cts))
 
 
 def needs_grad(arr):
@@ -51,31 +77,120 @@ def _toposort(heads):
     return order[::-1]  # heads first
 
 
+_FUSED: dict = {}
+_FUSED_LIMIT = 256  # distinct tape shapes compiled; beyond that, node by node
+
+
 def _run(heads, head_grads, retain_graph, variables=None):
     """Propagate cotangents from ``heads``; return {id(leaf): (leaf, cotangent)}."""
-    cts, leaves = {}, {}
+    order = _toposort(heads)
+    if order and all(n.vjp is not None for n in order):
+        res = _fused_run(order, heads, head_grads, retain_graph, variables)
+        if res is not None:
+            return res
+    return _node_run(order, heads, head_grads, retain_graph, variables)
 
-    def add(arr, ct):
-        if arr._node is not None:
-            key = (id(arr._node[0]), arr._node[1])
-        else:
-            if arr._grad_req in (None, "null") and (variables is None or id(arr) not in variables):
-                return
-            key = id(arr)
-            leaves[key] = arr
-        prev = cts.get(key)
-        cts[key] = ct if prev is None else prev + ct
 
-    for h, g in zip(heads, head_grads):
+def _eligible(arr, variables):
+    return arr._grad_req not in (None, "null") or (variables is not None and id(arr) in variables)
+
+
+def _check_heads(heads):
+    for h in heads:
         if not needs_grad(h):
             raise MXNetError(
                 "cannot differentiate with respect to an array that was not computed "
                 "under autograd.record() from arrays with attach_grad(); wrap the "
                 "forward in `with autograd.record():` and call x.attach_grad() first"
             )
+
+
+def _fused_run(order, heads, head_grads, retain_graph, variables):
+    """The whole backward as one cached ``jax.jit`` call over the nodes' VJPs."""
+    _check_heads(heads)
+    index = {id(n): k for k, n in enumerate(order)}
+    leaves, leaf_slot = [], {}
+
+    def dest(arr):
+        if arr._node is not None:
+            k = index.get(id(arr._node[0]))
+            return None if k is None else ("n", k, arr._node[1])
+        if not _eligible(arr, variables):
+            return None
+        slot = leaf_slot.get(id(arr))
+        if slot is None:
+            slot = leaf_slot[id(arr)] = len(leaves)
+            leaves.append(arr)
+        return ("l", slot)
+
+    plan = tuple(
+        (n.apply, tuple((tuple(a.shape), str(a.dtype)) for a in n.out_avals),
+         tuple(dest(p) for p in n.parents))
+        for n in order
+    )
+    head_plan = tuple(dest(h) for h in heads)
+    key = (plan, head_plan, len(leaves))
+    fn = _FUSED.get(key)
+    if fn is None:
+        if len(_FUSED) >= _FUSED_LIMIT:
+            return None
+        fn = _FUSED[key] = jax.jit(_make_fused(plan, head_plan, len(leaves)))
+    cts = [jnp.ones(h.shape, h.dtype) if g is None else _raw(g) for h, g in zip(heads, head_grads)]
+    out = fn([n.vjp for n in order], cts)
+    if not retain_graph:
+        for n in order:
+            n.vjp = n.bwd = None
+    return {id(leaf): (leaf, ct) for leaf, ct in zip(leaves, out) if ct is not None}
+
+
+def _make_fused(plan, head_plan, n_leaves):
+    def fused(vjps, head_cts):
+        acc, leaf = {}, [None] * n_leaves
+
+        def add(d, ct):
+            if d is None:
+                return
+            if d[0] == "l":
+                leaf[d[1]] = ct if leaf[d[1]] is None else leaf[d[1]] + ct
+            else:
+                k = (d[1], d[2])
+                acc[k] = ct if k not in acc else acc[k] + ct
+
+        for d, ct in zip(head_plan, head_cts):
+            add(d, ct)
+        for k, (apply, avals, dests) in enumerate(plan):
+            outs = tuple(
+                acc.pop((k, i)) if (k, i) in acc else jnp.zeros(shape, dtype)
+                for i, (shape, dtype) in enumerate(avals)
+            )
+            for d, ct in zip(dests, apply(vjps[k], outs)):
+                if ct is not None and getattr(ct, "dtype", None) != jax.dtypes.float0:
+                    add(d, ct)
+        return leaf
+
+    return fused
+
+
+def _node_run(order, heads, head_grads, retain_graph, variables):
+    """Backward node by node (custom Functions, freed graphs, very many tape shapes)."""
+    cts, leaves = {}, {}
+
+    def add(arr, ct):
+        if arr._node is not None:
+            key = (id(arr._node[0]), arr._node[1])
+        else:
+            if not _eligible(arr, variables):
+                return
+            key = id(arr)
+            leaves[key] = arr
+        prev = cts.get(key)
+        cts[key] = ct if prev is None else prev + ct
+
+    _check_heads(heads)
+    for h, g in zip(heads, head_grads):
         add(h, jnp.ones(h.shape, h.dtype) if g is None else _raw(g))
 
-    for node in _toposort(heads):
+    for node in order:
         if node.bwd is None:
             raise MXNetError(
                 f"backward through '{node.name}' a second time: its intermediate results "
@@ -88,7 +203,7 @@ def _run(heads, head_grads, retain_graph, variables=None):
             outs.append(jnp.zeros(aval.shape, aval.dtype) if ct is None else ct)
         in_cts = node.bwd(tuple(outs))
         if not retain_graph:
-            node.bwd = None
+            node.bwd = node.vjp = None
         for p, ct in zip(node.parents, in_cts):
             if ct is not None and getattr(ct, "dtype", None) != jax.dtypes.float0:
                 add(p, ct)

@@ -17,7 +17,20 @@ from .. import random as _random
 from ..base import HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
 
-_VJP_BWD = jax.jit(lambda vjp_fn, cts: vjp_fn(cts))
+_APPLY: dict = {}
+
+
+def _tree_apply(treedef):
+    """A stable ``apply(vjp, cts)`` per output structure (a key of the fused backward)."""
+    fn = _APPLY.get(treedef)
+    if fn is None:
+
+        def fn(vjp_fn, cts):
+            gp, gi = vjp_fn(jax.tree_util.tree_unflatten(treedef, list(cts)))
+            return tuple(gp) + tuple(gi)
+
+        _APPLY[treedef] = fn
+    return fn
 _TRACER_ERRORS = (
     jax.errors.ConcretizationTypeError,
     jax.errors.TracerBoolConversionError,
@@ -109,10 +122,6 @@ class CachedGraph:
             a for a, m in zip(args, imask) if m
         )
 
-        def bwd(cts):
-            gp, gi = _VJP_BWD(vjp_fn, jax.tree_util.tree_unflatten(treedef, list(cts)))
-            return tuple(gp) + tuple(gi)
-
         n_dp = sum(pmask)
 
         def replay(*pv):
@@ -122,7 +131,8 @@ class CachedGraph:
             res, _ = self._pure(p, x, key, counter, training)
             return tuple(jax.tree_util.tree_leaves(res))
 
-        node = _tape.Node(bwd, parents, tuple(leaves), self.block.name, replay)
+        node = _tape.Node(None, parents, tuple(leaves), self.block.name, replay, vjp_fn,
+                          _tree_apply(treedef))
         wrapped = [NDArray(v) for v in leaves]
         for i, w in enumerate(wrapped):
             w._node = (node, i)

@@ -90,8 +90,7 @@ class FusedStep:
         o.rescale_grad = tr._scale / batch_size
         idx = self.train_idx
         o._update_count(idx)
-        lrs = np.array([o._get_lr(i) for i in idx], np.float32)
-        wds = np.array([o._get_wd(i) for i in idx], np.float32)
+        lrs, wds = o.lrs_wds(idx)
         ts = np.array([o._index_update_count[i] for i in idx], np.int32)
         key, counter = _random.key_and_counter()
         states = [tr._states[i] for i in idx]

@@ -136,8 +136,7 @@ class Trainer:
             if i not in self._states:
                 self._states[i] = o.create_state(i, self._params[i]._data._data)
         o._update_count(active)
-        lrs = np.array([o._get_lr(i) for i in active], np.float32)
-        wds = np.array([o._get_wd(i) for i in active], np.float32)
+        lrs, wds = o.lrs_wds(active)
         ts = np.array([o._index_update_count[i] for i in active], np.int32)
         key = tuple(active)
         fn = self._fns.get(key)

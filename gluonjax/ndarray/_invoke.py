@@ -17,7 +17,6 @@ from .. import random as _random
 from ..base import MXNetError
 
 _VJP_FWD: dict = {}
-_VJP_BWD = jax.jit(lambda vjp_fn, cts: vjp_fn(cts))
 
 
 def _unwrap(a, NDArray):
@@ -98,12 +97,8 @@ def _recorded(op, static_key, args, arrays, NDArray):
         return tuple(r) if isinstance(r, (tuple, list)) else (r,)
 
     def make_node(outs):
-        multi = isinstance(out, (tuple, list))
-
-        def bwd(cts):
-            return _VJP_BWD(vjp_fn, tuple(cts) if multi else cts[0])
-
-        return _tape.Node(bwd, parents, outs, op.name, replay)
+        apply = _tape.apply_multi if isinstance(out, (tuple, list)) else _tape.apply_single
+        return _tape.Node(None, parents, outs, op.name, replay, vjp_fn, apply)
 
     return ((out, aux) if op.aux else out), make_node
 

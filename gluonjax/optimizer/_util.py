@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
+import numpy as np
 
 
 def power(b, t):
@@ -27,6 +28,12 @@ def one_minus_power(b, t):
     if b <= 0.0:
         return 1.0 - power(b, t)
     return -jnp.expm1(jnp.asarray(t, jnp.float32) * math.log(b))
+
+
+def f32_one_minus(b):
+    """``1 - b`` in float32 arithmetic, as MXNet's C++ kernels compute it from a float
+    parameter (``1 - float32(0.999)`` is ``0.00099998713``, not ``0.001``)."""
+    return float(np.float32(1.0) - np.float32(b))
 
 
 def zeros_state(weight, n):

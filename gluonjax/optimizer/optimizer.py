@@ -156,6 +156,15 @@ class Optimizer:
         name = self.idx2name.get(index, index)
         return table.get(index, table.get(name, 1.0))
 
+    def lrs_wds(self, indices):
+        """Effective (lr, wd) arrays for ``indices``: the base values are read once."""
+        import numpy as np
+
+        lr, wd = self.learning_rate, self.wd
+        lrs = np.array([lr * self._mult(i, self.lr_mult, "lr_mult") for i in indices], np.float32)
+        wds = np.array([wd * self._mult(i, self.wd_mult, "wd_mult") for i in indices], np.float32)
+        return lrs, wds
+
     def _get_lr(self, index):
         return self.learning_rate * self._mult(index, self.lr_mult, "lr_mult")
 
@@ -186,8 +195,8 @@ class Optimizer:
         g = preprocess_grad(grad._data, self.rescale_grad, self.clip_gradient)
         from .. import random as _random
 
-        new_w, new_state = self.step(weight._data, g, _unwrap(state), lr, wd, t,
-                                     _random.next_key())
+        key = _random.next_key() if self.needs_key() else None
+        new_w, new_state = self.step(weight._data, g, _unwrap(state), lr, wd, t, key)
         weight._data = new_w.astype(weight.dtype)
         _write_state(state, new_state)
 

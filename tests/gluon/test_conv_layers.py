@@ -100,8 +100,7 @@ def run(layer, x, hybridize=False):
 # ----------------------------------------------------------------------------- vs MXNet 1.9.1
 @pytest.mark.parametrize("record", lf.cases(FAMILIES), ids=lambda r: r["id"])
 def test_repr_and_params_vs_mxnet(record):
-    lf.check_reprs(record)
-    lf.check_params(record)
+    lf.check_repr_and_params(record)
 
 
 @pytest.mark.parametrize("hybridize", [False, True], ids=["eager", "hybrid"])

@@ -12,7 +12,7 @@ import pytest
 
 import gluonjax as mx
 from gluonjax import nd
-from gluonjax.base import HybridizationError
+from gluonjax.base import HybridizationError, MXNetError
 from gluonjax.gluon import nn
 
 RNG = np.random.RandomState(0)
@@ -331,3 +331,40 @@ def test_input_grad_through_block(hybrid):
     params = [jnp.asarray(p.data().asnumpy()) for p in net.collect_params().values()]
     ref = jax.grad(_pure_mlp, argnums=1)(params, jnp.asarray(x.asnumpy()))
     np.testing.assert_allclose(x.grad.asnumpy(), np.asarray(ref), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_set_data_seen_by_compiled_forward(hybrid):
+    d = nn.Dense(2, in_units=3)
+    d.initialize()
+    if hybrid:
+        d.hybridize()
+    x = _x(2, 3)
+    d(x)
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    d.weight.set_data(nd.array(w))
+    d.bias.set_data(nd.array([1.0, -1.0]))
+    np.testing.assert_allclose(d(x).asnumpy(), x.asnumpy() @ w.T + [1, -1], rtol=1e-5, atol=1e-5)
+    d.initialize(mx.init.Zero(), force_reinit=True)
+    np.testing.assert_array_equal(d(x).asnumpy(), np.zeros((2, 2)))
+
+
+class _Uninferable(nn.HybridBlock):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.w = self.params.get("w", shape=(0,), allow_deferred_init=True)
+
+    def hybrid_forward(self, F, x, w):
+        return F.broadcast_mul(x, w.reshape((1, -1)))
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_uninferable_deferred_shape_is_an_error(hybrid):
+    # MXNet 1.9.1: "Deferred initialization failed because shape cannot be inferred ...
+    # uninferable0_w: (0,)"
+    blk = _Uninferable(prefix="uninferable0_")
+    blk.initialize()
+    if hybrid:
+        blk.hybridize()
+    with pytest.raises(MXNetError, match="uninferable0_w"):
+        blk(nd.ones((2, 3)))

@@ -156,6 +156,8 @@ def test_convolution_errors():
         nd.Convolution(x, nd.ones((4, 1, 3, 3)), b, kernel=(3, 3), num_filter=4, num_group=2)
     with pytest.raises(AttrError):
         nd.Convolution(x, nd.ones((4, 3, 3, 3)), b, kernel=(3, 3), num_filter=4, layout="XY")
+    with pytest.raises(MXNetError, match="larger than the padded input"):
+        nd.Convolution(x, nd.ones((4, 3, 6, 6)), b, kernel=(6, 6), num_filter=4)
 
 
 DECONV_CASES = [

@@ -130,6 +130,12 @@ def convolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_fil
     _check_param("weight", weight.shape, _weight_shape(layout, num_filter, c // num_group, kernel))
     if bias is not None:
         _check_param("bias", bias.shape, (num_filter,))
+    for a, k, d, p in zip(spatial_axes(data.ndim, layout), kernel, dilate, pad, strict=True):
+        if data.shape[a] + 2 * p < d * (k - 1) + 1:
+            raise ValueError(
+                f"kernel {kernel} (dilate {dilate}) is larger than the padded input "
+                f"{tuple(data.shape)} (pad {pad})"
+            )
     out = jax.lax.conv_general_dilated(
         data, weight.astype(data.dtype), window_strides=stride,
         padding=[(p, p) for p in pad], rhs_dilation=dilate,
@@ -184,8 +190,10 @@ def deconvolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_f
     pad, adj = expand(pad, nd, 0, "pad"), expand(adj, nd, 0, "adj")
     target = expand(target_shape, nd, 0, "target_shape")
     axes = spatial_axes(data.ndim, layout)
-    pad, adj, _ = deconv_geometry([data.shape[a] for a in axes], kernel, stride, dilate, pad,
-                                  adj, target)
+    pad, adj, out_size = deconv_geometry([data.shape[a] for a in axes], kernel, stride, dilate,
+                                         pad, adj, target)
+    if min(out_size) < 1:
+        raise ValueError(f"pad {pad} leaves an empty output {out_size}")
     c = _channels(data.shape, layout)
     _check_groups(c, num_filter, num_group)
     fpg = num_filter // num_group

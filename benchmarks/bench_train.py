@@ -1,0 +1,129 @@
+"""Issue "Autograd, Trainer": one SGD training step, batch 64, vs pure JAX + optax."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import gluonjax as mx
+from gluonjax import autograd, gluon, nd
+from gluonjax.gluon import nn
+
+from .common import Table, block, per_call
+
+LR = 0.05
+
+
+def _mlp():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"), nn.Dense(10))
+    return net
+
+
+def _lenet():
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(6, 5, activation="relu"), nn.MaxPool2D(2),
+            nn.Conv2D(16, 5, activation="relu"), nn.MaxPool2D(2),
+            nn.Dense(120, activation="relu"), nn.Dense(84, activation="relu"), nn.Dense(10))
+    return net
+
+
+class _SCE(gluon.HybridBlock):
+    def hybrid_forward(self, F, pred, label):
+        return -F.pick(F.log_softmax(pred), label)
+
+
+def _pure_forward(kind):
+    def mlp(ps, x):
+        for i in range(0, len(ps) - 2, 2):
+            x = jnp.maximum(x.reshape(x.shape[0], -1) @ ps[i].T + ps[i + 1], 0)
+        return x @ ps[-2].T + ps[-1]
+
+    def conv(x, w, b):
+        y = jax.lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                         dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return jnp.maximum(y + b.reshape(1, -1, 1, 1), 0)
+
+    def pool(x):
+        return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+    def lenet(ps, x):
+        x = pool(conv(x, ps[0], ps[1]))
+        x = pool(conv(x, ps[2], ps[3]))
+        return mlp(ps[4:], x)
+
+    return mlp if kind == "mlp" else lenet
+
+
+def _pure_step(kind, params):
+    fwd = _pure_forward(kind)
+    tx = optax.sgd(LR)
+    state = tx.init(params)
+
+    def loss_fn(ps, x, y):
+        logp = jax.nn.log_softmax(fwd(ps, x))
+        return -jnp.mean(jnp.take_along_axis(logp, y[:, None].astype(jnp.int32), 1))
+
+    @jax.jit
+    def step(ps, st, x, y):
+        g = jax.grad(loss_fn)(ps, x, y)
+        upd, st = tx.update(g, st, ps)
+        return optax.apply_updates(ps, upd), st
+
+    box = [params, state]
+
+    def run(x, y):
+        box[0], box[1] = step(box[0], box[1], x, y)
+        return box[0]
+
+    return run
+
+
+def _row(t, kind, n):
+    rng = np.random.RandomState(0)
+    shape = (64, 512) if kind == "mlp" else (64, 1, 28, 28)
+    X = rng.randn(*shape).astype(np.float32)
+    Y = rng.randint(0, 10, 64).astype(np.float32)
+    x, y = nd.array(X), nd.array(Y)
+    loss_fn = _SCE()
+    results = {}
+    for mode in ("eager", "hybrid", "fused"):
+        mx.random.seed(0)
+        net = _mlp() if kind == "mlp" else _lenet()
+        net.initialize(mx.init.Xavier())
+        if mode != "eager":
+            net.hybridize()
+        net(x)
+        tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": LR})
+        if mode == "fused":
+            step = tr.compile_step(net, loss_fn)
+            results[mode] = per_call(lambda: step(x, y), n)
+        else:
+            def loop():
+                with autograd.record():
+                    loss = loss_fn(net(x), y)
+                loss.backward()
+                tr.step(64)
+                return loss
+
+            results[mode] = per_call(loop, n)
+        params = [p.data()._data for p in net.collect_params().values()]
+    pure = _pure_step(kind, params)
+    xr, yr = x._data, y._data
+    block(pure(xr, yr))
+    base = per_call(lambda: pure(xr, yr), n)
+    name = "MLP 512-256-128-10" if kind == "mlp" else "LeNet 1x28x28"
+    t.add(f"{name}: pure JAX + optax jit step", base)
+    t.add(f"{name}: Gluon loop eager", results["eager"], base)
+    t.add(f"{name}: Gluon loop hybridized", results["hybrid"], base, 1.15)
+    t.add(f"{name}: fused compile_step", results["fused"], base, 1.05)
+
+
+def run(n=1000):
+    t = Table("training step, SGD, batch 64 (ratio vs pure JAX + optax in the same run)")
+    _row(t, "mlp", max(n // 5, 20))
+    if hasattr(nn, "Conv2D"):
+        _row(t, "lenet", max(n // 20, 10))
+    t.show()
