@@ -24,6 +24,7 @@ from . import initializer as init  # noqa: E402
 from . import optimizer  # noqa: E402
 from . import lr_scheduler  # noqa: E402
 from . import gluon  # noqa: E402
+from . import metric  # noqa: E402
 from .base import MXNetError  # noqa: E402
 
 __all__ = [

@@ -135,7 +135,8 @@ def _fused_run(order, heads, head_grads, retain_graph, variables):
         if len(_FUSED) >= _FUSED_LIMIT:
             return None
         fn = _FUSED[key] = jax.jit(_make_fused(plan, head_plan, len(leaves)))
-    cts = [jnp.ones(h.shape, h.dtype) if g is None else _raw(g) for h, g in zip(heads, head_grads)]
+    cts = [jnp.ones(h.shape, h.dtype) if g is None else _raw(g).astype(h.dtype)
+           for h, g in zip(heads, head_grads)]
     out = fn([n.vjp for n in order], cts)
     if not retain_graph:
         for n in order:
@@ -188,7 +189,7 @@ def _node_run(order, heads, head_grads, retain_graph, variables):
 
     _check_heads(heads)
     for h, g in zip(heads, head_grads):
-        add(h, jnp.ones(h.shape, h.dtype) if g is None else _raw(g))
+        add(h, jnp.ones(h.shape, h.dtype) if g is None else _raw(g).astype(h.dtype))
 
     for node in order:
         if node.bwd is None:

@@ -125,6 +125,7 @@ _KINDS: dict[str, Callable[[Any], Any]] = {
     "int?": _none_or(_to_int),
     "float?": _none_or(_to_float),
     "shape?": _none_or(_to_shape),
+    "bool?": _none_or(_to_bool),
     "dtype?": _none_or(_to_dtype),
     "str?": _none_or(_to_str),
     "axis": _axis,

@@ -55,14 +55,16 @@ def ctc_nll(F, pred, label, pred_lengths, label_lengths):
     emit = F.batch_dot(F.swapaxes(logp, dim1=0, dim2=1), onehot, transpose_b=True)  # (N, T, S)
     first = F.concat(F.ones_like(F.slice_axis(ext, axis=1, begin=0, end=2)),
                      F.zeros_like(F.slice_axis(ext, axis=1, begin=2, end=size)), dim=1)
-    step = F.reshape(F.slice_axis(emit, axis=1, begin=0, end=1), shape=(0, -1))
-    alpha = step + (1 - first) * _NEG
+    if num_steps == 1:
+        steps = [F.reshape(emit, shape=(0, -1))]
+    else:  # one op for all steps (eager kernels are cached per attribute set)
+        steps = F.split(emit, num_outputs=num_steps, axis=1, squeeze_axis=True)
+    alpha = steps[0] + (1 - first) * _NEG
     if pred_lengths is not None:
         pred_lengths = F.reshape(pred_lengths, shape=(-1, 1))
     for t in range(1, num_steps):
-        step = F.reshape(F.slice_axis(emit, axis=1, begin=t, end=t + 1), shape=(0, -1))
         new = _lse3(F, alpha, _shift(F, alpha, 1, _NEG), _shift(F, alpha, 2, _NEG) + skip_pen)
-        new = new + step
+        new = new + steps[t]
         if pred_lengths is None:
             alpha = new
         else:

@@ -1,4 +1,4 @@
-"""Embedding and count losses of ``gluon.loss``: Triplet, PoissonNLL, CosineEmbedding, SDML."""
+"""Margin, embedding and count losses of ``gluon.loss``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,65 @@ import math
 
 from ._loss_core import KLDivLoss, Loss, _apply_weighting, _reshape_like
 
-__all__ = ["TripletLoss", "PoissonNLLLoss", "CosineEmbeddingLoss", "SDMLLoss"]
+__all__ = ["HingeLoss", "SquaredHingeLoss", "LogisticLoss", "TripletLoss", "PoissonNLLLoss",
+           "CosineEmbeddingLoss", "SDMLLoss"]
+
+
+class HingeLoss(Loss):
+    """``max(0, margin - pred * label)`` with labels in {-1, 1}.
+
+    Parameters
+    ----------
+    margin : float, default 1
+    """
+
+    def __init__(self, margin=1, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._margin = margin
+
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        label = _reshape_like(F, label, pred)
+        loss = F.relu(self._margin - pred * label)
+        loss = _apply_weighting(F, loss, self._weight, sample_weight)
+        return self._reduce(F, loss)
+
+
+class SquaredHingeLoss(Loss):
+    """``max(0, margin - pred * label)**2`` with labels in {-1, 1}."""
+
+    def __init__(self, margin=1, weight=None, batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._margin = margin
+
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        label = _reshape_like(F, label, pred)
+        loss = F.square(F.relu(self._margin - pred * label))
+        loss = _apply_weighting(F, loss, self._weight, sample_weight)
+        return self._reduce(F, loss)
+
+
+class LogisticLoss(Loss):
+    """``log(1 + exp(-pred * label))``.
+
+    Parameters
+    ----------
+    label_format : {'signed', 'binary'}, default 'signed'
+        Labels in {-1, 1} or in {0, 1}.
+    """
+
+    def __init__(self, weight=None, batch_axis=0, label_format="signed", **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        if label_format not in ("signed", "binary"):
+            raise ValueError(f"label_format can only be signed or binary, got {label_format!r}")
+        self._label_format = label_format
+
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        label = _reshape_like(F, label, pred)
+        if self._label_format == "signed":
+            label = (label + 1.0) / 2.0
+        loss = F.relu(pred) - pred * label + F.Activation(-F.abs(pred), act_type="softrelu")
+        loss = _apply_weighting(F, loss, self._weight, sample_weight)
+        return self._reduce(F, loss)
 
 
 class TripletLoss(Loss):

@@ -14,12 +14,29 @@ Examples
 
 from __future__ import annotations
 
-from ._loss_core import (HingeLoss, HuberLoss, KLDivLoss, L1Loss, L2Loss, LogisticLoss, Loss,
-                         SigmoidBCELoss, SigmoidBinaryCrossEntropyLoss, SoftmaxCELoss,
-                         SoftmaxCrossEntropyLoss, SquaredHingeLoss, _apply_weighting,
-                         _reshape_like)
+from ._loss_core import (
+                         HuberLoss,
+                         KLDivLoss,
+                         L1Loss,
+                         L2Loss,
+                         Loss,
+                         SigmoidBCELoss,
+                         SigmoidBinaryCrossEntropyLoss,
+                         SoftmaxCELoss,
+                         SoftmaxCrossEntropyLoss,
+                         _apply_weighting,
+                         _reshape_like,
+)
 from ._loss_ctc import CTCLoss
-from ._loss_more import CosineEmbeddingLoss, PoissonNLLLoss, SDMLLoss, TripletLoss
+from ._loss_more import (
+                         CosineEmbeddingLoss,
+                         HingeLoss,
+                         LogisticLoss,
+                         PoissonNLLLoss,
+                         SDMLLoss,
+                         SquaredHingeLoss,
+                         TripletLoss,
+)
 
 __all__ = [
     "Loss",

@@ -341,7 +341,11 @@ def _fluent(name):
     op = _OP(name)
 
     def method(self, *args, **kwargs):
-        return invoke(op, (self, *args), kwargs)
+        if args:
+            kwargs = dict(kwargs)
+            args = _reg.split_positional_attrs(op, (self, *args), kwargs)
+            return invoke(op, args, kwargs)
+        return invoke(op, (self,), kwargs)
 
     method.__name__ = name
     method.__doc__ = f"Fluent form of ``nd.{name}(self, ...)``."

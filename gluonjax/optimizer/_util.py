@@ -36,6 +36,11 @@ def f32_one_minus(b):
     return float(np.float32(1.0) - np.float32(b))
 
 
+def f32_one_minus_power(b, t):
+    """``1 - b ** t`` in plain float32 arithmetic, as MXNet's C++ kernels compute it."""
+    return 1.0 - jnp.power(jnp.float32(b), jnp.asarray(t, jnp.float32))
+
+
 def zeros_state(weight, n):
     """``n`` zero arrays shaped like ``weight``."""
     return tuple(jnp.zeros_like(weight) for _ in range(n))

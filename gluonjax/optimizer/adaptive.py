@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
-from ._util import f32_one_minus, one_minus_power, zeros_state
+from ._util import f32_one_minus, f32_one_minus_power, zeros_state
 from .optimizer import Optimizer, clip, register
 
 __all__ = ["AdaGrad", "AdaDelta", "RMSProp", "Ftrl", "FTML"]
@@ -184,7 +184,7 @@ class FTML(Optimizer):
         g = clip(grad + wd * weight, self._clip_gradient)
         d, v, z = state
         v = self.beta2 * v + f32_one_minus(self.beta2) * jnp.square(g)
-        d_t = (one_minus_power(self.beta1, t) / lr
-               * (jnp.sqrt(v / one_minus_power(self.beta2, t)) + self.epsilon))
+        d_t = (f32_one_minus_power(self.beta1, t) / lr
+               * (jnp.sqrt(v / f32_one_minus_power(self.beta2, t)) + self.epsilon))
         z = self.beta1 * z + f32_one_minus(self.beta1) * g - (d_t - self.beta1 * d) * weight
         return -z / d_t, (d_t, v, z)

@@ -42,7 +42,19 @@ class SGD(Optimizer):
 
 @register
 class NAG(Optimizer):
-    """Nesterov accelerated gradient (MXNet 1.x's formulation)."""
+    """Nesterov accelerated gradient (MXNet 1.9.1's ``nag_mom_update`` as the optimizer runs it).
+
+    ``g = grad + wd*weight``; ``mom = momentum*mom - lr*g``;
+    ``weight += momentum*mom - lr*g``. The learning rate sits inside the momentum
+    buffer, so a changing lr matches MXNet. The optimizer runs the op in place
+    (``out=weight``) and the kernel reads the weight again when storing the
+    momentum, so the stored momentum uses the *updated* weight in its decay term:
+    ``mom = momentum*mom_old - lr*(grad + wd*new_weight)``; reproduced here.
+
+    Parameters
+    ----------
+    momentum : float, default 0
+    """
 
     def __init__(self, momentum=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -55,5 +67,7 @@ class NAG(Optimizer):
         g = grad + wd * weight
         if self.momentum == 0.0:
             return weight - lr * g, ()
-        mom = self.momentum * state[0] + g
-        return weight - lr * (g + self.momentum * mom), (mom,)
+        mom = self.momentum * state[0] - lr * g
+        new_weight = weight + self.momentum * mom - lr * g
+        stored = self.momentum * state[0] - lr * (grad + wd * new_weight)
+        return new_weight, (stored,)

@@ -7,6 +7,7 @@ import pytest
 
 import gluonjax as mx
 from gluonjax import nd
+from gluonjax.base import DeferredInitializationError
 from gluonjax.gluon import nn
 
 RNG = np.random.RandomState(3)
@@ -25,11 +26,56 @@ def _maybe_hybridize(blk, hybrid):
 HYB = pytest.mark.parametrize("hybrid", [False, True])
 
 
+# ---------------------------------------------------------------- deferred init (shape 0)
+@pytest.mark.parametrize(
+    "make, x_shape, expect",
+    [
+        (lambda: nn.Dense(3), (2, 5), {"weight": (3, 5), "bias": (3,)}),
+        (lambda: nn.Dense(3, flatten=False), (2, 4, 5), {"weight": (3, 5), "bias": (3,)}),
+        (lambda: nn.Dense(3), (2, 2, 3), {"weight": (3, 6), "bias": (3,)}),
+        (
+            lambda: nn.BatchNorm(),
+            (2, 4, 3),
+            {"gamma": (4,), "beta": (4,), "running_mean": (4,), "running_var": (4,)},
+        ),
+        (
+            lambda: nn.BatchNorm(axis=-1),
+            (2, 3, 5),
+            {"gamma": (5,), "beta": (5,), "running_mean": (5,), "running_var": (5,)},
+        ),
+        (lambda: nn.LayerNorm(), (2, 3, 6), {"gamma": (6,), "beta": (6,)}),
+        (lambda: nn.InstanceNorm(), (2, 4, 3), {"gamma": (4,), "beta": (4,)}),
+        # MXNet 1.9.1: GroupNorm's gamma/beta have one value per group
+        (lambda: nn.GroupNorm(num_groups=2), (2, 4, 3), {"gamma": (2,), "beta": (2,)}),
+    ],
+)
+def test_deferred_shapes_inferred_at_first_forward(make, x_shape, expect):
+    layer = make()
+    layer.initialize()
+    for attr in expect:  # unknown dims are deferred until the forward
+        p = getattr(layer, attr)
+        if 0 in p.shape:
+            with pytest.raises(DeferredInitializationError):
+                p.data()
+    layer(nd.ones(x_shape))
+    for attr, shape in expect.items():
+        p = getattr(layer, attr)
+        assert p.shape == shape
+        assert p.data().shape == shape
+
+
 # ---------------------------------------------------------------- Dense
 @HYB
-@pytest.mark.parametrize("act, fn", [(None, lambda v: v), ("relu", lambda v: np.maximum(v, 0)),
-                                     ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
-                                     ("tanh", np.tanh), ("softrelu", lambda v: np.log1p(np.exp(v)))])
+@pytest.mark.parametrize(
+    "act, fn",
+    [
+        (None, lambda v: v),
+        ("relu", lambda v: np.maximum(v, 0)),
+        ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
+        ("tanh", np.tanh),
+        ("softrelu", lambda v: np.log1p(np.exp(v))),
+    ],
+)
 def test_dense_activation(hybrid, act, fn):
     d = _maybe_hybridize(nn.Dense(3, activation=act), hybrid)
     d.initialize(mx.init.Normal(0.5))
@@ -121,8 +167,7 @@ def test_batchnorm_running_stats_eager_hybrid_formula(momentum):
         with mx.autograd.record():
             y = bn(nd.array(x))
         y.backward()  # MXNet 1.9.1 applies the running update by the end of backward
-        res.append((y.asnumpy(), bn.running_mean.data().asnumpy(),
-                    bn.running_var.data().asnumpy()))
+        res.append((y.asnumpy(), bn.running_mean.data().asnumpy(), bn.running_var.data().asnumpy()))
     ref_y, m, v = _bn_ref(x, np.ones(3), np.zeros(3))
     for y, rm, rv in res:
         np.testing.assert_allclose(y, ref_y, rtol=1e-4, atol=1e-5)
@@ -140,7 +185,8 @@ def test_batchnorm_predict_uses_running_stats(hybrid):
     bn.gamma.set_data(nd.array([2.0, 1.0]))
     bn.beta.set_data(nd.array([0.5, 0.0]))
     x = _np(3, 2, 2)
-    ref = (x - np.array([1, 2.0])[None, :, None]) / np.sqrt(np.array([4, 9.0]) + 1e-5)[None, :, None]
+    std = np.sqrt(np.array([4, 9.0]) + 1e-5)[None, :, None]
+    ref = (x - np.array([1, 2.0])[None, :, None]) / std
     ref = ref * np.array([2, 1.0])[None, :, None] + np.array([0.5, 0])[None, :, None]
     np.testing.assert_allclose(bn(nd.array(x)).asnumpy(), ref, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(bn.running_mean.data().asnumpy(), [1, 2])  # unchanged
@@ -209,9 +255,10 @@ def test_groupnorm_per_group_affine(hybrid):
     gn.beta.set_data(nd.array([0.5, -1.0]))
     xr = x.reshape(2, 2, -1)
     n = (xr - xr.mean(-1, keepdims=True)) / np.sqrt(xr.var(-1, keepdims=True) + 1e-5)
-    ref = (n * np.array([2.0, 3])[None, :, None] + np.array([0.5, -1])[None, :, None])
-    np.testing.assert_allclose(gn(nd.array(x)).asnumpy(), ref.reshape(x.shape),
-                               rtol=1e-4, atol=1e-5)
+    ref = n * np.array([2.0, 3])[None, :, None] + np.array([0.5, -1])[None, :, None]
+    np.testing.assert_allclose(
+        gn(nd.array(x)).asnumpy(), ref.reshape(x.shape), rtol=1e-4, atol=1e-5
+    )
 
 
 # ---------------------------------------------------------------- Embedding, Flatten, Lambda
@@ -238,13 +285,15 @@ def test_flatten(hybrid):
 
 def test_lambda_and_hybrid_lambda():
     np.testing.assert_array_equal(nn.Lambda(lambda v: v * 3)(nd.ones((2,))).asnumpy(), [3, 3])
-    np.testing.assert_allclose(nn.Lambda("tanh")(nd.array([0.5])).asnumpy(), np.tanh([0.5]),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        nn.Lambda("tanh")(nd.array([0.5])).asnumpy(), np.tanh([0.5]), rtol=1e-6
+    )
     hl = nn.HybridLambda(lambda F, v: F.relu(v) - 1)
     hl.hybridize()
     np.testing.assert_array_equal(hl(nd.array([-1.0, 2.0])).asnumpy(), [-1, 1])
-    np.testing.assert_allclose(nn.HybridLambda("tanh")(nd.array([0.5])).asnumpy(),
-                               np.tanh([0.5]), rtol=1e-6)
+    np.testing.assert_allclose(
+        nn.HybridLambda("tanh")(nd.array([0.5])).asnumpy(), np.tanh([0.5]), rtol=1e-6
+    )
 
 
 # ---------------------------------------------------------------- Sequential
@@ -266,7 +315,8 @@ def test_hybrid_sequential_forward(hybrid):
     net.initialize(mx.init.Normal(0.3))
     x = _np(3, 5)
     out = net(nd.array(x)).asnumpy()
-    (w0, b0), (w1, b1) = [(d.weight.data().asnumpy(), d.bias.data().asnumpy())
-                          for d in (net[0], net[2])]
+    (w0, b0), (w1, b1) = [
+        (d.weight.data().asnumpy(), d.bias.data().asnumpy()) for d in (net[0], net[2])
+    ]
     ref = np.maximum(x @ w0.T + b0, 0) @ w1.T + b1
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)

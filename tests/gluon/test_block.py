@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -18,13 +17,12 @@ import pytest
 
 import gluonjax as mx
 from gluonjax import nd
-from gluonjax.base import MXNetError
-from gluonjax.gluon import ParameterDict, nn
+from gluonjax.gluon import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mxnet_ref import needs_mxnet, run_mxnet  # noqa: E402
 
-NAMES_SCRIPT = r'''
+NAMES_SCRIPT = r"""
 import json
 nn = mx.gluon.nn
 out = {}
@@ -74,7 +72,7 @@ with mx.name.NameManager():
         ("lam", nn.Lambda("tanh")), ("hlam", nn.HybridLambda("tanh")),
     ]}
 print(json.dumps(out))
-'''
+"""
 
 
 def _run_here():
@@ -93,53 +91,100 @@ def names():
 EXPECTED_NAMES = {
     "d0": ["dense0_", "dense0", ["dense0_weight", "dense0_bias"]],
     "d1": ["dense1_", "dense1", ["dense1_weight", "dense1_bias"]],
-    "net": ["hybridsequential0_", "hybridsequential0", [
-        "hybridsequential0_dense0_weight", "hybridsequential0_dense0_bias",
-        "hybridsequential0_dense1_weight", "hybridsequential0_dense1_bias",
-        "hybridsequential0_batchnorm0_gamma", "hybridsequential0_batchnorm0_beta",
-        "hybridsequential0_batchnorm0_running_mean", "hybridsequential0_batchnorm0_running_var",
-        "hybridsequential0_embedding0_weight"]],
-    "net0": ["hybridsequential0_dense0_", "hybridsequential0_dense0",
-             ["hybridsequential0_dense0_weight", "hybridsequential0_dense0_bias"]],
+    "net": [
+        "hybridsequential0_",
+        "hybridsequential0",
+        [
+            "hybridsequential0_dense0_weight",
+            "hybridsequential0_dense0_bias",
+            "hybridsequential0_dense1_weight",
+            "hybridsequential0_dense1_bias",
+            "hybridsequential0_batchnorm0_gamma",
+            "hybridsequential0_batchnorm0_beta",
+            "hybridsequential0_batchnorm0_running_mean",
+            "hybridsequential0_batchnorm0_running_var",
+            "hybridsequential0_embedding0_weight",
+        ],
+    ],
+    "net0": [
+        "hybridsequential0_dense0_",
+        "hybridsequential0_dense0",
+        ["hybridsequential0_dense0_weight", "hybridsequential0_dense0_bias"],
+    ],
     "net0act": ["hybridsequential0_dense0_relu_", "hybridsequential0_dense0_relu", []],
     "net5": ["hybridsequential0_tanh0_", "hybridsequential0_tanh0", []],
-    "m": ["model0_", "model0", [
-        "model0_scale", "model0_hybridsequential0_dense0_weight",
-        "model0_hybridsequential0_dense0_bias", "model0_hybridsequential0_dense1_weight",
-        "model0_hybridsequential0_dense1_bias", "model0_dense0_weight", "model0_dense0_bias"]],
-    "m.enc1": ["model0_hybridsequential0_dense1_", "model0_hybridsequential0_dense1",
-               ["model0_hybridsequential0_dense1_weight", "model0_hybridsequential0_dense1_bias"]],
+    "m": [
+        "model0_",
+        "model0",
+        [
+            "model0_scale",
+            "model0_hybridsequential0_dense0_weight",
+            "model0_hybridsequential0_dense0_bias",
+            "model0_hybridsequential0_dense1_weight",
+            "model0_hybridsequential0_dense1_bias",
+            "model0_dense0_weight",
+            "model0_dense0_bias",
+        ],
+    ],
+    "m.enc1": [
+        "model0_hybridsequential0_dense1_",
+        "model0_hybridsequential0_dense1",
+        ["model0_hybridsequential0_dense1_weight", "model0_hybridsequential0_dense1_bias"],
+    ],
     "m.head": ["model0_dense0_", "model0_dense0", ["model0_dense0_weight", "model0_dense0_bias"]],
-    "m2.head": ["mymodel_dense0_", "mymodel_dense0", ["mymodel_dense0_weight", "mymodel_dense0_bias"]],
+    "m2.head": [
+        "mymodel_dense0_",
+        "mymodel_dense0",
+        ["mymodel_dense0_weight", "mymodel_dense0_bias"],
+    ],
     "ns": ["noscope0_", "noscope0", ["dense2_weight", "dense2_bias"]],
     "ns.hidden": ["dense2_", "dense2", ["dense2_weight", "dense2_bias"]],
     "after": ["dense3_", "dense3", ["dense3_weight", "dense3_bias"]],
-    "seq": ["sequential0_", "sequential0", ["dense4_weight", "dense4_bias", "dense5_weight",
-                                             "dense5_bias"]],
-    "m.structural": ["scale", "enc.0.weight", "enc.0.bias", "enc.1.weight", "enc.1.bias",
-                     "head.weight", "head.bias"],
-    "net.structural": ["0.weight", "0.bias", "1.weight", "1.bias", "2.gamma", "2.beta",
-                       "2.running_mean", "2.running_var", "4.weight"],
+    "seq": [
+        "sequential0_",
+        "sequential0",
+        ["dense4_weight", "dense4_bias", "dense5_weight", "dense5_bias"],
+    ],
+    "m.structural": [
+        "scale",
+        "enc.0.weight",
+        "enc.0.bias",
+        "enc.1.weight",
+        "enc.1.bias",
+        "head.weight",
+        "head.bias",
+    ],
+    "net.structural": [
+        "0.weight",
+        "0.bias",
+        "1.weight",
+        "1.bias",
+        "2.gamma",
+        "2.beta",
+        "2.running_mean",
+        "2.running_var",
+        "4.weight",
+    ],
 }
 
 EXPECTED_REPRS = {
     "net": "HybridSequential(\n"
-           "  (0): Dense(None -> 3, Activation(relu))\n"
-           "  (1): Dense(None -> 2, linear)\n"
-           "  (2): BatchNorm(axis=1, eps=1e-05, momentum=0.9, fix_gamma=False, "
-           "use_global_stats=False, in_channels=None)\n"
-           "  (3): Dropout(p = 0.5, axes=())\n"
-           "  (4): Embedding(10 -> 4, float32)\n"
-           "  (5): Activation(tanh)\n"
-           "  (6): Flatten\n"
-           ")",
+    "  (0): Dense(None -> 3, Activation(relu))\n"
+    "  (1): Dense(None -> 2, linear)\n"
+    "  (2): BatchNorm(axis=1, eps=1e-05, momentum=0.9, fix_gamma=False, "
+    "use_global_stats=False, in_channels=None)\n"
+    "  (3): Dropout(p = 0.5, axes=())\n"
+    "  (4): Embedding(10 -> 4, float32)\n"
+    "  (5): Activation(tanh)\n"
+    "  (6): Flatten\n"
+    ")",
     "seq": "Sequential(\n  (0): Dense(None -> 2, linear)\n  (1): Dense(2 -> 3, linear)\n)",
     "m": "Model(\n  (enc): HybridSequential(\n    (0): Dense(None -> 4, linear)\n"
-         "    (1): Dense(None -> 4, linear)\n  )\n  (head): Dense(None -> 1, linear)\n)",
+    "    (1): Dense(None -> 4, linear)\n  )\n  (head): Dense(None -> 1, linear)\n)",
     "d0": "Dense(None -> 2, linear)",
     "d1": "Dense(4 -> 2, linear)",
     "bn": "BatchNorm(axis=-1, eps=1e-05, momentum=0.8, fix_gamma=True, use_global_stats=False, "
-          "in_channels=3)",
+    "in_channels=3)",
     "drop": "Dropout(p = 0.3, axes=(1,))",
     "emb": "Embedding(5 -> 2, float16)",
     "dense_sig": "Dense(2 -> 4, Activation(sigmoid))",
@@ -202,7 +247,11 @@ def test_params_vs_collect_params():
     net = _Two(prefix="two_")
     assert list(net.params.keys()) == []  # children's parameters are not own params
     assert list(net.collect_params().keys()) == [
-        "two_dense0_weight", "two_dense0_bias", "two_dense1_weight", "two_dense1_bias"]
+        "two_dense0_weight",
+        "two_dense0_bias",
+        "two_dense1_weight",
+        "two_dense1_bias",
+    ]
 
 
 def test_apply_order():
@@ -246,7 +295,13 @@ def test_cast_keeps_batchnorm_float32():
     net.cast("float16")
     # MXNet 1.9.1: Dense params become float16, BatchNorm keeps float32
     assert [np.dtype(p.dtype).name for p in net.collect_params().values()] == [
-        "float16", "float16", "float32", "float32", "float32", "float32"]
+        "float16",
+        "float16",
+        "float32",
+        "float32",
+        "float32",
+        "float32",
+    ]
     assert net[0].weight.data().dtype == np.float16
 
 
@@ -256,8 +311,11 @@ def test_summary_totals(capsys, deferred):
     if deferred:
         net.add(nn.Dense(4, activation="relu"), nn.BatchNorm(), nn.Dense(2))
     else:
-        net.add(nn.Dense(4, activation="relu", in_units=5), nn.BatchNorm(in_channels=4),
-                nn.Dense(2, in_units=4))
+        net.add(
+            nn.Dense(4, activation="relu", in_units=5),
+            nn.BatchNorm(in_channels=4),
+            nn.Dense(2, in_units=4),
+        )
     net.initialize()
     net.summary(nd.ones((3, 5)))
     text = capsys.readouterr().out
@@ -290,92 +348,3 @@ def test_summary_shared_params(capsys):
     assert "Total params: 24" in text  # 12 weights used twice
     assert "Shared params in forward computation graph: 12" in text
     assert "Unique parameters in model: 12" in text
-
-
-# ---------------------------------------------------------------- ParameterDict
-def test_paramdict_get_create_retrieve_merge():
-    pd = ParameterDict("p_")
-    a = pd.get("w", shape=(0, 3))
-    b = pd.get("w", shape=(2, 0))
-    assert a is b and a.name == "p_w" and a.shape == (2, 3)
-    assert list(pd.keys()) == ["p_w"] and pd.prefix == "p_"
-
-
-@pytest.mark.parametrize("kwargs", [{"lr_mult": 2.0}, {"shape": (3, 3)}, {"dtype": "float16"}])
-def test_paramdict_get_mismatch(kwargs):
-    pd = ParameterDict("p_")
-    pd.get("w", shape=(2, 3))
-    with pytest.raises(MXNetError, match="p_w"):
-        pd.get("w", **kwargs)
-
-
-def test_paramdict_get_constant():
-    pd = ParameterDict("p_")
-    c = pd.get_constant("c", [[1, 2]])
-    assert c.shape == (1, 2) and c.grad_req == "null" and pd.get_constant("c") is c
-    with pytest.raises(MXNetError, match="p_nope"):
-        pd.get_constant("nope")
-
-
-def test_paramdict_shared():
-    sh = ParameterDict("s_")
-    w = sh.get("w", shape=(2,))
-    c = ParameterDict("s_", shared=sh)
-    assert c.get("w") is w and list(c.keys()) == ["s_w"]
-
-
-def test_paramdict_update_conflict_changes_nothing():
-    a = ParameterDict("a_")
-    a.get("x", shape=(1,))
-    a.get("y", shape=(1,))
-    b = ParameterDict("a_")
-    b.get("w", shape=(1,))
-    b.get("y", shape=(1,))
-    with pytest.raises(MXNetError, match="a_y"):
-        a.update(b)
-    assert list(a.keys()) == ["a_x", "a_y"]  # MXNet checks before adding anything
-    c = ParameterDict("c_")
-    c.get("z", shape=(1,))
-    a.update(c)
-    assert list(a.keys()) == ["a_x", "a_y", "c_z"]
-
-
-def test_paramdict_initialize_zero_grad_setattr():
-    pd = ParameterDict("t_")
-    p = pd.get("z", shape=(2,))
-    pd.initialize(mx.init.One())
-    np.testing.assert_array_equal(p.data().asnumpy(), [1, 1])
-    with mx.autograd.record():
-        loss = (p.data() * 3).sum()
-    loss.backward()
-    np.testing.assert_array_equal(p.grad().asnumpy(), [3, 3])
-    pd.zero_grad()
-    np.testing.assert_array_equal(p.grad().asnumpy(), [0, 0])
-    pd.setattr("grad_req", "null")
-    assert p.grad_req == "null"
-
-
-def _select_net():
-    net = nn.HybridSequential(prefix="hs_")
-    with net.name_scope():
-        net.add(nn.Dense(2, in_units=2), nn.Dense(2, in_units=2), nn.BatchNorm(in_channels=2))
-    return net
-
-
-@pytest.mark.parametrize("select", [".*weight", ".*dense0.*|.*bias", "dense", ".*running_.*",
-                                    "hs_batchnorm0_(gamma|beta)"])
-def test_collect_params_select_regex(select):
-    net = _select_net()
-    names = list(net.collect_params().keys())
-    expect = [n for n in names if re.match(select, n)]  # MXNet: re.compile(select).match
-    assert list(net.collect_params(select).keys()) == expect
-
-
-def test_collect_params_select_known_values():
-    net = _select_net()
-    assert list(net.collect_params(".*dense0.*|.*bias").keys()) == [
-        "hs_dense0_weight", "hs_dense0_bias", "hs_dense1_bias"]
-    assert list(net.collect_params("dense").keys()) == []  # anchored at the start
-    net.collect_params(".*running.*").setattr("grad_req", "null")
-    net.collect_params().setattr("grad_req", "null")
-    assert {p.grad_req for p in net.collect_params().values()} == {"null"}

@@ -4,14 +4,13 @@ Shapes, deferred in_channels, parameter names, eager vs hybridized, NumPy refere
 and agreement with real MXNet 1.9.1 (fixtures from ``tools/make_layer_fixtures.py``).
 """
 
+import layer_fixtures as lf
 import numpy as np
 import pytest
 
 import gluonjax as mx
 from gluonjax.base import MXNetError
 from gluonjax.gluon import nn
-
-import layer_fixtures as lf
 
 RNG = np.random.default_rng(0)
 FAMILIES = {"conv.npz", "deconv.npz", "pool.npz", "pad.npz"}
@@ -56,7 +55,8 @@ def np_deconv(x, w, b, stride, pad, dilate, adj, groups):
                 xs = x[(slice(None), slice(g * cg, (g + 1) * cg)) + idx]
                 ws = w[(slice(g * cg, (g + 1) * cg), slice(None)) + kk]
                 out[(slice(None), slice(g * fpg, (g + 1) * fpg)) + pos] += xs @ ws
-    out = out[(slice(None), slice(None)) + tuple(slice(p, f - p) for p, f in zip(pad, full))]
+    crop = tuple(slice(p, f - p) for p, f in zip(pad, full, strict=True))
+    out = out[(slice(None), slice(None)) + crop]
     return out + (0 if b is None else b.reshape((1, -1) + (1,) * n))
 
 
@@ -141,6 +141,25 @@ def test_sequential_names_and_repr_vs_mxnet():
     assert net[0].weight.shape == (4, 3, 3, 3) and net[2].weight.shape == (4, 2, 3, 3)
     net.hybridize()
     np.testing.assert_allclose(net[:5](mx.nd.array(x)).asnumpy(), eager, rtol=1e-5, atol=1e-6)
+
+
+def test_symbol_graph_names_vs_mxnet():
+    net = nn.HybridSequential(prefix="net_")
+    with net.name_scope():
+        net.add(nn.ReflectionPad2D(1), nn.Conv2D(4, 3, activation="relu"), nn.MaxPool2D(),
+                nn.Conv2DTranspose(2, 3, use_bias=False), nn.PReLU(in_channels=2),
+                nn.GlobalAvgPool2D(), nn.Swish(), nn.ELU(), nn.SELU(), nn.GELU(),
+                nn.LeakyReLU(0.1))
+    y = net(mx.sym.var("data"))
+    assert y.infer_shape(data=(1, 3, 8, 8))[1] == [(1, 2, 1, 1)]
+    # node names as listed by MXNet 1.9.1 for the same net
+    assert y.get_internals().list_outputs() == [
+        "data", "net_reflectionpad2d0_pad0_output", "net_conv0_weight", "net_conv0_bias",
+        "net_conv0_fwd_output", "net_conv0_relu_fwd_output", "net_pool0_fwd_output",
+        "net_conv1_weight", "net_conv1_fwd_output", "net_prelu0_alpha", "net_prelu0_fwd_output",
+        "net_pool1_fwd_output", "net_swish0__mulscalar0_output", "net_swish0_fwd_output",
+        "net_swish0__mul0_output", "net_elu0_leakyrelu0_output", "net_selu0_fwd_output",
+        "net_gelu0_fwd_output", "net_leakyrelu0_fwd_output"]
 
 
 # ----------------------------------------------------------------------------- NumPy references
@@ -253,9 +272,10 @@ def test_global_pool_vs_numpy(kind, nd, channels_last):
 def test_reflection_pad_vs_numpy(padding, widths):
     x = rand(2, 3, 4, 5)
     layer = nn.ReflectionPad2D(padding)
-    np.testing.assert_array_equal(run(layer, x), np.pad(x, widths, mode="reflect"))
+    ref = np.pad(x, widths, mode="reflect")
+    np.testing.assert_array_equal(run(layer, x), ref)
     layer.hybridize()
-    np.testing.assert_array_equal(layer(mx.nd.array(x)).asnumpy(), np.pad(x, widths, mode="reflect"))
+    np.testing.assert_array_equal(layer(mx.nd.array(x)).asnumpy(), ref)
 
 
 # ----------------------------------------------------------------------------- shapes / init

@@ -229,8 +229,15 @@ def test_symbol_call_names_and_arguments():
     # MXNet 1.9.1 (same code): <Symbol dense2_fwd>
     assert isinstance(out, mx.sym.Symbol)
     assert repr(out) == "<Symbol dense2_fwd>"
-    assert out.list_arguments() == ["data", "dense0_weight", "dense0_bias", "dense1_weight",
-                                    "dense1_bias", "dense2_weight", "dense2_bias"]
+    assert out.list_arguments() == [
+        "data",
+        "dense0_weight",
+        "dense0_bias",
+        "dense1_weight",
+        "dense1_bias",
+        "dense2_weight",
+        "dense2_bias",
+    ]
     assert out.list_outputs() == ["dense2_fwd_output"]
     _, out_shapes, _ = out.infer_shape(data=(3, 5))
     assert out_shapes == [(3, 2)]
@@ -242,10 +249,14 @@ def test_symbol_call_with_batchnorm_aux():
         net.add(nn.Dense(3, in_units=2), nn.BatchNorm(in_channels=3))
     out = net(mx.sym.var("data"))
     # MXNet 1.9.1: running stats are auxiliary states
-    assert out.list_arguments() == ["data", "m_dense0_weight", "m_dense0_bias",
-                                    "m_batchnorm0_gamma", "m_batchnorm0_beta"]
-    assert out.list_auxiliary_states() == ["m_batchnorm0_running_mean",
-                                           "m_batchnorm0_running_var"]
+    assert out.list_arguments() == [
+        "data",
+        "m_dense0_weight",
+        "m_dense0_bias",
+        "m_batchnorm0_gamma",
+        "m_batchnorm0_beta",
+    ]
+    assert out.list_auxiliary_states() == ["m_batchnorm0_running_mean", "m_batchnorm0_running_var"]
     assert out.name == "m_batchnorm0_fwd"
 
 
@@ -276,16 +287,17 @@ def test_grads_eager_hybrid_and_jax_grad():
     eager = _grads(net, x)
     params = [jnp.asarray(p.data().asnumpy()) for p in net.collect_params().values()]
     ref = jax.grad(_pure_mlp)(params, jnp.asarray(x.asnumpy()))
-    for g, r in zip(eager, ref):
+    for g, r in zip(eager, ref, strict=True):
         np.testing.assert_allclose(g, np.asarray(r), rtol=1e-5, atol=1e-6)
     net.hybridize()
-    for g, r in zip(_grads(net, x), ref):
+    for g, r in zip(_grads(net, x), ref, strict=True):
         np.testing.assert_allclose(g, np.asarray(r), rtol=1e-5, atol=1e-6)
 
 
 def test_sgd_three_steps_eager_equals_hybrid():
     nets = [_net2(), _net2()]
-    for p, q in zip(nets[0].collect_params().values(), nets[1].collect_params().values()):
+    pairs = zip(nets[0].collect_params().values(), nets[1].collect_params().values(), strict=True)
+    for p, q in pairs:
         q.set_data(p.data())
     nets[1].hybridize()
     x, lr = _x(4, 3), 0.1
@@ -296,9 +308,10 @@ def test_sgd_three_steps_eager_equals_hybrid():
             for p in net.collect_params().values():
                 p.set_data(p.data() - lr * p.grad())
         g = jax.grad(_pure_mlp)(params, jnp.asarray(x.asnumpy()))
-        params = [p - lr * gi for p, gi in zip(params, g)]
-    for p, q, r in zip(nets[0].collect_params().values(), nets[1].collect_params().values(),
-                       params):
+        params = [p - lr * gi for p, gi in zip(params, g, strict=True)]
+    for p, q, r in zip(
+        nets[0].collect_params().values(), nets[1].collect_params().values(), params, strict=True
+    ):
         np.testing.assert_allclose(p.data().asnumpy(), q.data().asnumpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(p.data().asnumpy(), np.asarray(r), rtol=1e-4, atol=1e-5)
 
@@ -314,7 +327,7 @@ def test_grad_req_add_accumulates(hybrid):
     net.collect_params().zero_grad()
     _grads(net, x)
     twice = _grads(net, x)
-    for a, b in zip(once, twice):
+    for a, b in zip(once, twice, strict=True):
         np.testing.assert_allclose(b, 2 * a, rtol=1e-5, atol=1e-6)
 
 

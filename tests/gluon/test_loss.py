@@ -59,12 +59,12 @@ def _softmax_np(x, axis):
 @pytest.mark.parametrize("shape,batch_axis", [((3, 4), 0), ((2, 3, 4), 0), ((2, 3, 4), 1)])
 def test_l1_l2_numpy(shape, batch_axis):
     r = np.random.RandomState(1)
-    p, l = r.randn(*shape).astype(np.float32), r.randn(*shape).astype(np.float32)
+    p, lab = r.randn(*shape).astype(np.float32), r.randn(*shape).astype(np.float32)
     axes = tuple(a for a in range(len(shape)) if a != batch_axis)
-    got2 = mx.gluon.loss.L2Loss(batch_axis=batch_axis)(mx.nd.array(p), mx.nd.array(l))
-    got1 = mx.gluon.loss.L1Loss(batch_axis=batch_axis)(mx.nd.array(p), mx.nd.array(l))
-    np.testing.assert_allclose(got2.asnumpy(), (0.5 * (l - p) ** 2).mean(axes), rtol=1e-5)
-    np.testing.assert_allclose(got1.asnumpy(), np.abs(l - p).mean(axes), rtol=1e-5)
+    got2 = mx.gluon.loss.L2Loss(batch_axis=batch_axis)(mx.nd.array(p), mx.nd.array(lab))
+    got1 = mx.gluon.loss.L1Loss(batch_axis=batch_axis)(mx.nd.array(p), mx.nd.array(lab))
+    np.testing.assert_allclose(got2.asnumpy(), (0.5 * (lab - p) ** 2).mean(axes), rtol=1e-5)
+    np.testing.assert_allclose(got1.asnumpy(), np.abs(lab - p).mean(axes), rtol=1e-5)
 
 
 @pytest.mark.parametrize("hybridize", [False, True])
@@ -147,11 +147,11 @@ def test_poisson_full_grad_fd():
 
 
 def test_sample_weight_broadcast_and_weight_errors():
-    p, l = mx.nd.ones((2, 3)), mx.nd.zeros((2, 3))
-    out = mx.gluon.loss.L1Loss(weight=2.0)(p, l, mx.nd.array([[1.0], [3.0]]))
+    p, lab = mx.nd.ones((2, 3)), mx.nd.zeros((2, 3))
+    out = mx.gluon.loss.L1Loss(weight=2.0)(p, lab, mx.nd.array([[1.0], [3.0]]))
     np.testing.assert_allclose(out.asnumpy(), [2.0, 6.0])
     with pytest.raises(ValueError):
-        mx.gluon.loss.L1Loss(weight="x")(p, l)
+        mx.gluon.loss.L1Loss(weight="x")(p, lab)
     with pytest.raises(ValueError):
         mx.gluon.loss.LogisticLoss(label_format="bad")
     with pytest.raises(ValueError):
@@ -162,8 +162,8 @@ def test_repr_and_none_patterns_hybridized():
     loss = mx.gluon.loss.SigmoidBCELoss()
     assert repr(loss) == "SigmoidBinaryCrossEntropyLoss(batch_axis=0, w=None)"
     loss.hybridize()
-    p, l = mx.nd.array([[0.5, -1.0]]), mx.nd.array([[1.0, 0.0]])
-    base = loss(p, l).asnumpy()
-    np.testing.assert_allclose(loss(p, l, None, None).asnumpy(), base)
-    np.testing.assert_allclose(loss(p, l, None, mx.nd.ones((1, 2))).asnumpy(), base, rtol=1e-6)
-    np.testing.assert_allclose(loss(p, l, mx.nd.array([[2.0]])).asnumpy(), 2 * base, rtol=1e-6)
+    p, lab = mx.nd.array([[0.5, -1.0]]), mx.nd.array([[1.0, 0.0]])
+    base = loss(p, lab).asnumpy()
+    np.testing.assert_allclose(loss(p, lab, None, None).asnumpy(), base)
+    np.testing.assert_allclose(loss(p, lab, None, mx.nd.ones((1, 2))).asnumpy(), base, rtol=1e-6)
+    np.testing.assert_allclose(loss(p, lab, mx.nd.array([[2.0]])).asnumpy(), 2 * base, rtol=1e-6)

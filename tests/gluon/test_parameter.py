@@ -2,45 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import gluonjax as mx
 from gluonjax import nd
 from gluonjax.base import DeferredInitializationError, MXNetError
-from gluonjax.gluon import Constant, Parameter, nn
-
-
-# ---------------------------------------------------------------- deferred init
-@pytest.mark.parametrize(
-    "make, x_shape, expect",
-    [
-        (lambda: nn.Dense(3), (2, 5), {"weight": (3, 5), "bias": (3,)}),
-        (lambda: nn.Dense(3, flatten=False), (2, 4, 5), {"weight": (3, 5), "bias": (3,)}),
-        (lambda: nn.Dense(3), (2, 2, 3), {"weight": (3, 6), "bias": (3,)}),
-        (lambda: nn.BatchNorm(), (2, 4, 3),
-         {"gamma": (4,), "beta": (4,), "running_mean": (4,), "running_var": (4,)}),
-        (lambda: nn.BatchNorm(axis=-1), (2, 3, 5),
-         {"gamma": (5,), "beta": (5,), "running_mean": (5,), "running_var": (5,)}),
-        (lambda: nn.LayerNorm(), (2, 3, 6), {"gamma": (6,), "beta": (6,)}),
-        (lambda: nn.InstanceNorm(), (2, 4, 3), {"gamma": (4,), "beta": (4,)}),
-        # MXNet 1.9.1: GroupNorm's gamma/beta have one value per group
-        (lambda: nn.GroupNorm(num_groups=2), (2, 4, 3), {"gamma": (2,), "beta": (2,)}),
-    ],
-)
-def test_deferred_shapes_inferred_at_first_forward(make, x_shape, expect):
-    layer = make()
-    layer.initialize()
-    for attr in expect:  # unknown dims are deferred until the forward
-        p = getattr(layer, attr)
-        if 0 in p.shape:
-            with pytest.raises(DeferredInitializationError):
-                p.data()
-    layer(nd.ones(x_shape))
-    for attr, shape in expect.items():
-        p = getattr(layer, attr)
-        assert p.shape == shape
-        assert p.data().shape == shape
+from gluonjax.gluon import Constant, Parameter, ParameterDict, nn
 
 
 def test_embedding_full_shape_no_deferral():
@@ -239,3 +209,109 @@ def test_var():
     assert v.attr("__shape__") == "(3, 2)"
     assert v.attr("__lr_mult__") == "2.0"
     assert p.var() is v
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [([[1, 2]], np.float32), ([1.5, 2.0], np.float32), (nd.array([1, 2], dtype="int32"), np.int32)],
+)
+def test_constant_dtype(value, dtype):
+    # MXNet 1.9.1 turns a Python list into nd.array(value): float32
+    c = Constant("k", value)
+    assert c.dtype == dtype
+    c.initialize()
+    assert c.data().dtype == dtype
+
+
+# ---------------------------------------------------------------- ParameterDict
+def test_paramdict_get_create_retrieve_merge():
+    pd = ParameterDict("p_")
+    a = pd.get("w", shape=(0, 3))
+    b = pd.get("w", shape=(2, 0))
+    assert a is b and a.name == "p_w" and a.shape == (2, 3)
+    assert list(pd.keys()) == ["p_w"] and pd.prefix == "p_"
+
+
+@pytest.mark.parametrize("kwargs", [{"lr_mult": 2.0}, {"shape": (3, 3)}, {"dtype": "float16"}])
+def test_paramdict_get_mismatch(kwargs):
+    pd = ParameterDict("p_")
+    pd.get("w", shape=(2, 3))
+    with pytest.raises(MXNetError, match="p_w"):
+        pd.get("w", **kwargs)
+
+
+def test_paramdict_get_constant():
+    pd = ParameterDict("p_")
+    c = pd.get_constant("c", [[1, 2]])
+    assert c.shape == (1, 2) and c.grad_req == "null" and pd.get_constant("c") is c
+    with pytest.raises(MXNetError, match="p_nope"):
+        pd.get_constant("nope")
+
+
+def test_paramdict_shared():
+    sh = ParameterDict("s_")
+    w = sh.get("w", shape=(2,))
+    c = ParameterDict("s_", shared=sh)
+    assert c.get("w") is w and list(c.keys()) == ["s_w"]
+
+
+def test_paramdict_update_conflict_changes_nothing():
+    a = ParameterDict("a_")
+    a.get("x", shape=(1,))
+    a.get("y", shape=(1,))
+    b = ParameterDict("a_")
+    b.get("w", shape=(1,))
+    b.get("y", shape=(1,))
+    with pytest.raises(MXNetError, match="a_y"):
+        a.update(b)
+    assert list(a.keys()) == ["a_x", "a_y"]  # MXNet checks before adding anything
+    c = ParameterDict("c_")
+    c.get("z", shape=(1,))
+    a.update(c)
+    assert list(a.keys()) == ["a_x", "a_y", "c_z"]
+
+
+def test_paramdict_initialize_zero_grad_setattr():
+    pd = ParameterDict("t_")
+    p = pd.get("z", shape=(2,))
+    pd.initialize(mx.init.One())
+    np.testing.assert_array_equal(p.data().asnumpy(), [1, 1])
+    with mx.autograd.record():
+        loss = (p.data() * 3).sum()
+    loss.backward()
+    np.testing.assert_array_equal(p.grad().asnumpy(), [3, 3])
+    pd.zero_grad()
+    np.testing.assert_array_equal(p.grad().asnumpy(), [0, 0])
+    pd.setattr("grad_req", "null")
+    assert p.grad_req == "null"
+
+
+def _select_net():
+    net = nn.HybridSequential(prefix="hs_")
+    with net.name_scope():
+        net.add(nn.Dense(2, in_units=2), nn.Dense(2, in_units=2), nn.BatchNorm(in_channels=2))
+    return net
+
+
+@pytest.mark.parametrize(
+    "select",
+    [".*weight", ".*dense0.*|.*bias", "dense", ".*running_.*", "hs_batchnorm0_(gamma|beta)"],
+)
+def test_collect_params_select_regex(select):
+    net = _select_net()
+    names = list(net.collect_params().keys())
+    expect = [n for n in names if re.match(select, n)]  # MXNet: re.compile(select).match
+    assert list(net.collect_params(select).keys()) == expect
+
+
+def test_collect_params_select_known_values():
+    net = _select_net()
+    assert list(net.collect_params(".*dense0.*|.*bias").keys()) == [
+        "hs_dense0_weight",
+        "hs_dense0_bias",
+        "hs_dense1_bias",
+    ]
+    assert list(net.collect_params("dense").keys()) == []  # anchored at the start
+    net.collect_params(".*running.*").setattr("grad_req", "null")
+    net.collect_params().setattr("grad_req", "null")
+    assert {p.grad_req for p in net.collect_params().values()} == {"null"}

@@ -44,21 +44,33 @@ def _trained(tmp_path):
 
 
 def _snapshot(net):
-    return {k: p.data().asnumpy().copy() for k, p in net.collect_params().items()
-            if p._data is not None}
+    return {
+        k: p.data().asnumpy().copy() for k, p in net.collect_params().items() if p._data is not None
+    }
 
 
 def test_structural_names_in_file(tmp_path):
     _, path = _trained(tmp_path)
-    assert sorted(nd.load(path)) == sorted([
-        "0.weight", "0.bias", "1.gamma", "1.beta", "1.running_mean", "1.running_var",
-        "2.weight", "2.bias"])
+    assert sorted(nd.load(path)) == sorted(
+        [
+            "0.weight",
+            "0.bias",
+            "1.gamma",
+            "1.beta",
+            "1.running_mean",
+            "1.running_var",
+            "2.weight",
+            "2.bias",
+        ]
+    )
 
 
 def test_load_in_new_process_same_outputs(tmp_path):
     net, path = _trained(tmp_path)
     expect = net(nd.array(X)).asnumpy()
-    script = BUILD + f"""
+    script = (
+        BUILD
+        + f"""
 import json, numpy as np
 import gluonjax as mx
 from gluonjax.gluon import nn
@@ -66,10 +78,17 @@ for _ in range(3):
     build(nn)  # shift the global name counters: the prefixes differ from the saver's
 net = build(nn)
 net.load_parameters({path!r})
-print(json.dumps([net.prefix, net(mx.nd.array(np.array({X.tolist()!r}, np.float32))).asnumpy().tolist()]))
+x = mx.nd.array(np.array({X.tolist()!r}, np.float32))
+print(json.dumps([net.prefix, net(x).asnumpy().tolist()]))
 """
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=str(REPO_ROOT), timeout=240)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO_ROOT),
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     prefix, out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert prefix != net.prefix
@@ -133,8 +152,9 @@ def test_extra_in_file(tmp_path):
     assert "1.gamma" in str(err.value) or "2.weight" in str(err.value)
     np.testing.assert_array_equal(small[0].weight.data().asnumpy(), before)
     small.load_parameters(path, ignore_extra=True)
-    np.testing.assert_array_equal(small[0].weight.data().asnumpy(),
-                                  nd.load(path)["0.weight"].asnumpy())
+    np.testing.assert_array_equal(
+        small[0].weight.data().asnumpy(), nd.load(path)["0.weight"].asnumpy()
+    )
 
 
 def test_paramdict_display_names_roundtrip(tmp_path):
@@ -153,17 +173,19 @@ def test_paramdict_strip_and_restore_prefix(tmp_path):
     net, _ = _trained(tmp_path)
     path = str(tmp_path / "strip.params")
     net.collect_params().save(path, strip_prefix=net.prefix)
-    assert sorted(nd.load(path)) == sorted(k[len(net.prefix):] for k in net.collect_params())
+    assert sorted(nd.load(path)) == sorted(k[len(net.prefix) :] for k in net.collect_params())
     other = build(nn)  # noqa: F821
     other.collect_params().load(path, restore_prefix=other.prefix)
-    np.testing.assert_allclose(other(nd.array(X)).asnumpy(), net(nd.array(X)).asnumpy(),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        other(nd.array(X)).asnumpy(), net(nd.array(X)).asnumpy(), rtol=1e-5, atol=1e-6
+    )
     # MXNet 1.9.1 legacy route: load_parameters on a file without '.' in its keys
     # restores the block's own prefix
     legacy = build(nn)  # noqa: F821
     legacy.load_parameters(path)
-    np.testing.assert_allclose(legacy(nd.array(X)).asnumpy(), net(nd.array(X)).asnumpy(),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        legacy(nd.array(X)).asnumpy(), net(nd.array(X)).asnumpy(), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_paramdict_load_missing_name(tmp_path):
@@ -187,7 +209,9 @@ def test_file_interchange_with_real_mxnet(tmp_path):
     net, path = _trained(tmp_path)
     expect = net(nd.array(X)).asnumpy()
     back = str(tmp_path / "from_mxnet.params")
-    script = BUILD + f"""
+    script = (
+        BUILD
+        + f"""
 import json, numpy as np, mxnet as mx
 from mxnet.gluon import nn
 net = build(nn)
@@ -196,6 +220,7 @@ x = mx.nd.array(np.array({X.tolist()!r}, np.float32))
 net.save_parameters({back!r})
 print(json.dumps(net(x).asnumpy().tolist()))
 """
+    )
     out = json.loads(run_mxnet(script).strip().splitlines()[-1])
     np.testing.assert_allclose(np.array(out, np.float32), expect, rtol=1e-5, atol=1e-6)
     fresh = build(nn)  # noqa: F821

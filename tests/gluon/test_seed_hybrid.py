@@ -48,7 +48,8 @@ def test_hybrid_sequential_same_result_and_symbol_name():
         out = net(sym.var("data"))
     assert repr(out) == "<Symbol dense5_fwd>"
     assert out.list_arguments() == ["data"] + [
-        f"dense{i}_{k}" for i in (3, 4, 5) for k in ("weight", "bias")]
+        f"dense{i}_{k}" for i in (3, 4, 5) for k in ("weight", "bias")
+    ]
 
 
 class HybridNet(nn.HybridBlock):
@@ -69,8 +70,12 @@ def _eager_lines(text, x, hidden):
     lines = text.splitlines()
     assert re.fullmatch(r"F:  <module 'gluonjax\.ndarray' from '.*__init__\.py'>", lines[0])
     body = "\n".join(lines[1:])
-    m = re.fullmatch(r"x:  \n(.*)\n<NDArray 1x4 @cpu\(0\)>\nhidden:  \n(.*)\n"
-                     r"<NDArray 1x10 @cpu\(0\)>", body, flags=re.S)
+    m = re.fullmatch(
+        r"x:  \n(.*)\n<NDArray 1x4 @cpu\(0\)>\nhidden:  \n(.*)\n"
+        r"<NDArray 1x10 @cpu\(0\)>",
+        body,
+        flags=re.S,
+    )
     assert m, body
     assert m.group(1) == str(x)  # printed like numpy, as MXNet does
     printed = np.array([float(v) for v in re.findall(r"[-+0-9.e]+", m.group(2))])
@@ -128,8 +133,13 @@ def test_hybridnet_symbol_input(seed_net, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[1:] == ["x:  <Symbol data>", "hidden:  <Symbol hybridnet0_relu0>"]
     assert isinstance(out, mx.sym.Symbol)
-    assert out.list_arguments() == ["data", "dense0_weight", "dense0_bias", "dense1_weight",
-                                    "dense1_bias"]
+    assert out.list_arguments() == [
+        "data",
+        "dense0_weight",
+        "dense0_bias",
+        "dense1_weight",
+        "dense1_bias",
+    ]
 
 
 def test_seed000_prefix_mismatch_message(tmp_path):

@@ -47,9 +47,7 @@ def _counts(size, k, s, lo, out, include_pad, hi_limit):
         "stride": Attr("shape", ()),
         "pad": Attr("shape", ()),
         "p_value": Attr("int?", None),
-        # MXNet's "boolean or None"; the registry has no bool? kind, so parse it here
-        "count_include_pad": Attr("str?", None, choices=("True", "False", "1", "0", "true",
-                                                         "false")),
+        "count_include_pad": Attr("bool?", None),
         "layout": Attr("str?", None, choices=POOL_LAYOUTS),
     },
 )
@@ -101,7 +99,7 @@ def pooling(data, *, kernel, pool_type, global_pool, cudnn_off, pooling_conventi
     total = reduce(data, np.zeros((), data.dtype), jax.lax.add)
     if pool_type == "sum":
         return total
-    include = count_include_pad is None or count_include_pad.lower() in ("true", "1")
+    include = count_include_pad is None or bool(count_include_pad)
     count = np.ones([1] * data.ndim, np.float64)
     for a, size, k, s, (out, lo, _, limit) in zip(axes, sizes, kernel, stride, geo, strict=True):
         shape = [1] * data.ndim

@@ -1,4 +1,17 @@
-"""Convolution, transposed convolution, pooling and reflection-padding layers."""
+"""Convolution, transposed convolution, pooling and reflection-padding layers.
+
+Examples
+--------
+>>> import gluonjax as mx
+>>> conv = mx.gluon.nn.Conv2D(8, 3, padding=1)  # in_channels inferred at the first call
+>>> conv.initialize()
+>>> conv(mx.nd.ones((1, 3, 5, 5))).shape
+(1, 8, 5, 5)
+>>> conv.weight.shape
+(8, 3, 3, 3)
+>>> mx.gluon.nn.MaxPool2D(ceil_mode=True)(mx.nd.ones((1, 8, 5, 5))).shape
+(1, 8, 3, 3)
+"""
 
 from __future__ import annotations
 
@@ -60,7 +73,7 @@ class _Conv(HybridBlock):
         }  # fmt: skip
         if output_padding is not None:
             adj = _tup(output_padding, n, "output_padding")
-            if any(a >= s for a, s in zip(adj, self._kwargs["stride"])):
+            if any(a >= s for a, s in zip(adj, self._kwargs["stride"], strict=True)):
                 raise MXNetError(f"{name}: output_padding {adj} must be smaller than the "
                                  f"strides {self._kwargs['stride']}")
             self._kwargs["adj"] = adj
@@ -279,7 +292,7 @@ class ReflectionPad2D(HybridBlock):
         self._padding = padding
 
     def hybrid_forward(self, F, x):
-        return F.pad(x, mode="reflect", pad_width=self._padding, name="fwd")
+        return F.pad(x, mode="reflect", pad_width=self._padding)
 
     def __repr__(self):  # MXNet prints a childless block as 'Name(\n\n)'
         return f"{type(self).__name__}(\n\n)"

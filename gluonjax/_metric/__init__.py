@@ -1,0 +1,1 @@
+"""Implementation modules of :mod:`gluonjax.metric`."""
