@@ -119,6 +119,10 @@ def _cases():
     add("ctc_lengths", "CTCLoss", {"weight": 0.5},
         [n(3, 7, 5), f32([[0, 1, 2, 3], [3, 3, 0, 0], [1, 0, 0, 0]]), f32([7, 5, 6]),
          f32([4, 2, 1]), sw(3)], [0])
+    add("ctc_predlen", "CTCLoss", {}, [n(2, 5, 3), f32([[0, 1, -1], [1, -1, -1]]), f32([4, 5])],
+        [0])
+    add("ctc_labellen", "CTCLoss", {"layout": "TNC"},
+        [n(5, 2, 3), f32([[0, 1, 1], [1, 0, 0]]), None, f32([3, 1])], [0])
     return c
 
 

@@ -9,6 +9,15 @@ import gluonjax as mx
 from gluonjax import autograd, nd
 
 erf = np.vectorize(math.erf)
+
+
+def _erfinv(y):
+    """Inverse of math.erf by bisection (a reference independent of jax)."""
+    lo, hi = -6.0, 6.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
 lgamma = np.vectorize(math.lgamma)
 
 # name: (numpy forward, numpy derivative or None, input domain)
@@ -53,6 +62,7 @@ UNARY = {
     "softsign": (lambda x: x / (1 + np.abs(x)), lambda x: 1 / (1 + np.abs(x)) ** 2, "any"),
     "erf": (erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x ** 2), "any"),
     "gammaln": (lgamma, None, "pos"),
+    "erfinv": (lambda y: np.vectorize(_erfinv)(y), None, "unit"),
     "gamma": (np.vectorize(math.gamma), None, "pos"),
     "logical_not": (lambda x: (x == 0) * 1.0, None, "any"),
     "zeros_like": (np.zeros_like, lambda x: 0 * x, "any"),

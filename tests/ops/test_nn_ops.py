@@ -191,6 +191,7 @@ def test_embedding():
 
 
 def test_getitem_setitem_ops_and_grads():
+    """NDArray indexing runs the registry's _getitem / _setitem ops."""
     xv = _rand((4, 5), 13)
     x = nd.array(xv)
     x.attach_grad()

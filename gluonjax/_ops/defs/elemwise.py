@@ -104,7 +104,8 @@ BINARY = {
 for _name, _fn in BINARY.items():
     _aliases = ("broadcast_plus",) if _name == "add" else ()
     _aliases += ("broadcast_minus",) if _name == "sub" else ()
-    register(f"broadcast_{_name}", inputs=("lhs", "rhs"), aliases=_aliases)(_fn)
+    register(f"broadcast_{_name}", inputs=("lhs", "rhs"), aliases=_aliases,
+             doc=f"Element-wise {_name} of lhs and rhs with NumPy broadcasting.")(_fn)
 
 _ELEMWISE_ALIASES = {"add": ("_plus", "_add"), "sub": ("_minus", "_sub"), "mul": ("_mul",), "div": ("_div",)}
 
@@ -123,14 +124,16 @@ def _checked(fn, name):
 
 for _name in ("add", "sub", "mul", "div"):
     register(
-        f"elemwise_{_name}", inputs=("lhs", "rhs"), aliases=_ELEMWISE_ALIASES[_name]
+        f"elemwise_{_name}", inputs=("lhs", "rhs"), aliases=_ELEMWISE_ALIASES[_name],
+        doc=f"Element-wise {_name} of two arrays of the same shape.",
     )(_checked(BINARY[_name], _name))
-register("_power", inputs=("lhs", "rhs"))(_checked(jnp.power, "power"))
-register("_maximum", inputs=("lhs", "rhs"))(_checked(jnp.maximum, "maximum"))
-register("_minimum", inputs=("lhs", "rhs"))(_checked(jnp.minimum, "minimum"))
-register("_mod", inputs=("lhs", "rhs"))(_checked(jnp.mod, "mod"))
+for _name in ("power", "maximum", "minimum", "mod"):
+    register(f"_{_name}", inputs=("lhs", "rhs"),
+             doc=f"Element-wise {_name} of two arrays of the same shape.")(
+        _checked(BINARY[_name], _name))
 for _name in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"):
-    register(f"_{_name}", inputs=("lhs", "rhs"))(BINARY[_name])
+    register(f"_{_name}", inputs=("lhs", "rhs"),
+             doc=f"1 where lhs {_name} rhs else 0 (same shapes).")(BINARY[_name])
 
 
 def _scalar_op(fn, reverse=False):
@@ -166,7 +169,8 @@ SCALAR = {
     "_logical_xor_scalar": (BINARY["logical_xor"], False),
 }
 for _name, (_fn, _rev) in SCALAR.items():
-    register(_name, attrs=_SCALAR)(_scalar_op(_fn, _rev))
+    register(_name, attrs=_SCALAR, doc=f"{_name[1:-7]} of data and a scalar"
+             + (" (scalar on the left)." if _rev else "."))(_scalar_op(_fn, _rev))
 
 
 @register(
