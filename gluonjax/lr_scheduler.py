@@ -201,6 +201,6 @@ class CosineScheduler(LRScheduler):
             return self.get_warmup_lr(num_update)
         if num_update <= self.max_update:
             frac = (num_update - self.warmup_steps) / self.max_steps
-            self.base_lr = (self.final_lr
-                            + (self.base_lr_orig - self.final_lr) * (1 + math.cos(math.pi * frac)) / 2)
+            decay = (1 + math.cos(math.pi * frac)) / 2
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * decay
         return self.base_lr

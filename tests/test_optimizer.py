@@ -121,7 +121,7 @@ TRAINER_CASES = [c for c in CASES if c[0] in TRAINER_NAMES]
 
 @pytest.mark.parametrize("name, opt, kw, ex", TRAINER_CASES, ids=[c[0] for c in TRAINER_CASES])
 def test_trainer_matches_mxnet(name, opt, kw, ex):
-    mults = list(zip(ex.get("lr_mult", [1.0, 1.0]), ex.get("wd_mult", [1.0, 1.0])))
+    mults = list(zip(ex.get("lr_mult", [1.0, 1.0]), ex.get("wd_mult", [1.0, 1.0]), strict=True))
     params = []
     for i, w in enumerate(W0):
         p = gluon.Parameter(f"p{i}", shape=w.shape, lr_mult=mults[i][0], wd_mult=mults[i][1])

@@ -1,6 +1,6 @@
 """``gluonjax.gluon``: Blocks, Parameters, layers (``nn``)."""
 
-from . import nn  # noqa: F401
+from . import nn, utils  # noqa: F401
 from . import loss  # noqa: F401
 from .block import Block
 from .hybrid import HybridBlock
@@ -8,5 +8,5 @@ from .parameter import Constant, DeferredInitializationError, Parameter
 from .parameter_dict import ParameterDict
 from .trainer import Trainer
 
-__all__ = ["Block", "HybridBlock", "Parameter", "Constant", "ParameterDict", "nn", "Trainer",
+__all__ = ["Block", "HybridBlock", "Parameter", "Constant", "ParameterDict", "nn", "utils", "Trainer",
            "DeferredInitializationError"]

@@ -1,10 +1,10 @@
 """``mx.optimizer``: optimizers by MXNet name, with MXNet 1.x's update rules."""
 
-from .optimizer import DeferredClip, Optimizer, create, preprocess_grad, register
-from .sgd import NAG, SGD
 from .adam import LAMB, Adam, Adamax, AdamW, Nadam
 from .adaptive import FTML, AdaDelta, AdaGrad, Ftrl, RMSProp
 from .misc import DCASGD, LARS, SGLD, Signum
+from .optimizer import DeferredClip, Optimizer, create, preprocess_grad, register
+from .sgd import NAG, SGD
 from .updater import Updater, get_updater
 
 __all__ = ["Optimizer", "create", "register", "preprocess_grad", "DeferredClip",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
-from ._util import f32_one_minus, one_minus_power, power, zeros_state
+from ._util import f32_one_minus, f32_one_minus_power, one_minus_power, power, zeros_state
 from .optimizer import Optimizer, clip, register
 
 __all__ = ["Adam", "AdamW", "Adamax", "Nadam", "LAMB"]
@@ -26,7 +26,8 @@ class Adam(Optimizer):
     ``weight -= lr_t * m / (sqrt(v) + epsilon)``.
 
     Unlike ``optax.adam``, epsilon is added to ``sqrt(v)`` (not to the bias-corrected
-    ``sqrt(v_hat)``) and weight decay enters the gradient before clipping.
+    ``sqrt(v_hat)``) and weight decay enters the gradient before clipping. The moment
+    coefficients ``1 - beta`` are float32 values, as in MXNet's kernel.
 
     Parameters
     ----------
@@ -190,6 +191,7 @@ class LAMB(Optimizer):
     ``m /= 1-beta1**t``, ``v /= 1-beta2**t``; ``u = m/(sqrt(v)+epsilon) + wd*weight``;
     ``r1 = ||weight||`` clipped to ``[lower_bound, upper_bound]`` (where set),
     ``r2 = ||u||``; ``weight -= lr * (r1/r2 if r1 > 0 and r2 > 0 else 1) * u``.
+    The bias terms ``1 - beta**t`` are computed in float32, as MXNet's kernel does.
 
     Parameters
     ----------
@@ -218,8 +220,8 @@ class LAMB(Optimizer):
         var = self.beta2 * var + f32_one_minus(self.beta2) * jnp.square(grad)
         m, v = mean, var
         if self.bias_correction:
-            m = mean / one_minus_power(self.beta1, t)
-            v = var / one_minus_power(self.beta2, t)
+            m = mean / f32_one_minus_power(self.beta1, t)
+            v = var / f32_one_minus_power(self.beta2, t)
         upd = m / (jnp.sqrt(v) + self.epsilon) + wd * weight
         r1 = jnp.linalg.norm(weight.ravel())
         if self.lower_bound:

@@ -163,6 +163,8 @@ class FTML(Optimizer):
     ``g = clip(rescale_grad*grad + wd*weight)``; ``v = beta2*v + (1-beta2)*g**2``;
     ``d_t = (1-beta1**t)/lr * (sqrt(v/(1-beta2**t)) + epsilon)``;
     ``z = beta1*z + (1-beta1)*g - (d_t - beta1*d)*weight``; ``weight = -z/d_t``.
+    ``1 - beta**t`` is computed in plain float32 as MXNet's kernel does (its rounding
+    for ``beta2`` near 1 is visible at float32 tolerance).
 
     Parameters
     ----------

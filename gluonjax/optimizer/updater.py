@@ -93,7 +93,7 @@ class Updater:
         from ..ndarray import NDArray
 
         if isinstance(index, (list, tuple)):
-            triples = list(zip(index, grad, weight))
+            triples = list(zip(index, grad, weight, strict=True))
         else:
             triples = [(index, grad, weight)]
         for i, g, w in triples:
@@ -130,7 +130,7 @@ class Updater:
         from ..ndarray import NDArray
 
         arrays, names = read_arrays(bytes(states))
-        data = dict(zip(names, arrays))
+        data = dict(zip(names, arrays, strict=True))
         try:
             meta = json.loads(bytes(np.asarray(data["__meta__"], np.uint8)))
             if meta.get("format") != "gluonjax-updater-1":

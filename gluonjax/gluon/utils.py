@@ -1,0 +1,95 @@
+"""``gluon.utils``: split_data, split_and_load, clip_global_norm."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..base import MXNetError
+from ..ndarray.ndarray import NDArray
+
+__all__ = ["split_data", "split_and_load", "clip_global_norm"]
+
+
+def split_data(data, num_slice, batch_axis=0, even_split=True):
+    """Split ``data`` into ``num_slice`` slices along ``batch_axis``.
+
+    Parameters
+    ----------
+    data : NDArray
+    num_slice : int
+    batch_axis : int
+    even_split : bool
+        Require the size to divide evenly; otherwise the last slice is shorter.
+
+    Outputs: a list of NDArrays.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> [s.shape for s in mx.gluon.utils.split_data(mx.nd.ones((6, 2)), 3)]
+    [(2, 2), (2, 2), (2, 2)]
+    """
+    size = data.shape[batch_axis]
+    if even_split and size % num_slice != 0:
+        raise MXNetError(
+            f"data with shape {data.shape} cannot be evenly split into {num_slice} slices along "
+            f"axis {batch_axis}. Use a batch size that's multiple of {num_slice} or set "
+            f"even_split=False to allow uneven partitioning of data."
+        )
+    if size < num_slice:
+        raise MXNetError(
+            f"Too many slices for data with shape {data.shape}. Arguments are num_slice="
+            f"{num_slice} and batch_axis={batch_axis}."
+        )
+    step = size // num_slice
+    if num_slice == 1:
+        return [data]
+    out = []
+    for i in range(num_slice):
+        begin = i * step
+        end = (i + 1) * step if i < num_slice - 1 else size
+        idx = [slice(None)] * data.ndim
+        idx[batch_axis] = slice(begin, end)
+        out.append(data[tuple(idx)])
+    return out
+
+
+def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
+    """Split ``data`` and put slice i on ``ctx_list[i]``."""
+    if not isinstance(data, NDArray):
+        from ..ndarray import array
+
+        data = array(data, ctx=ctx_list[0])
+    if len(ctx_list) == 1:
+        return [data.as_in_context(ctx_list[0])]
+    slices = split_data(data, len(ctx_list), batch_axis, even_split)
+    return [s.as_in_context(c) for s, c in zip(slices, ctx_list)]
+
+
+@jax.jit
+def _global_norm(arrays):
+    return jnp.sqrt(sum(jnp.sum(jnp.square(a.astype(jnp.float32))) for a in arrays))
+
+
+def clip_global_norm(arrays, max_norm, check_isfinite=True):
+    """Scale ``arrays`` in place so that their joint 2-norm is at most ``max_norm``.
+
+    Returns the norm before clipping (a float; NaN/inf warn when ``check_isfinite``).
+    """
+    if not arrays:
+        raise MXNetError("clip_global_norm needs at least one array")
+    total = float(_global_norm([a._data for a in arrays]))
+    if check_isfinite and not math.isfinite(total):
+        import warnings
+
+        warnings.warn(UserWarning("nan or inf is detected. Clipping results will be undefined."),
+                      stacklevel=2)
+    scale = max_norm / (total + 1e-8)
+    if scale < 1.0:
+        for a in arrays:
+            a._data = a._data * np.asarray(scale, a.dtype)
+    return total
