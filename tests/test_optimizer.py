@@ -89,14 +89,14 @@ def test_jit_scan_of_step_matches_mxnet(name, opt, kw, ex):
         ts.append([o._index_update_count[i] for i in range(2)])
     ws = [jnp.asarray(w) for w in W0]
     states = [o.create_state(i, ws[i]) for i in range(2)]
-    clip, rescale = o.clip_gradient, o.rescale_grad
+    rescale = o.rescale_grad
 
     def body(carry, x):
         ws, states = carry
         gs, lr, wd, t = x
         new_w, new_s = [], []
         for k in range(2):
-            g = preprocess_grad(gs[k], rescale, clip)
+            g = o.preprocess(gs[k], rescale)
             w, s = o.step(ws[k], g, states[k], lr[k], wd[k], t[k], None)
             new_w.append(w.astype(ws[k].dtype))
             new_s.append(s)

@@ -42,8 +42,11 @@ def load_structural(block, filename, ctx=None, allow_missing=False, ignore_extra
     loaded = {_strip(k): v for k, v in loaded.items()}
     structural = block._collect_params_with_prefix()
     if loaded and not any("." in k for k in loaded) and not any(k in structural for k in loaded):
-        # display names (ParameterDict.save, MXNet's save_params, or export)
+        # display names (ParameterDict.save / export), or MXNet's legacy save_params,
+        # which strips the block's prefix: restore it when the names then match
         by_name = {p.name: p for p in structural.values()}
+        if not any(k in by_name for k in loaded):
+            loaded = {block.prefix + k: v for k, v in loaded.items()}
         apply_loaded(by_name, loaded, filename, allow_missing, ignore_extra, cast_dtype,
                      dtype_source, ctx)
         return

@@ -68,11 +68,17 @@ class CachedGraph:
         with _trace.TraceScope(self.params, param_values) as scope, \
                 _random.traced_key(seed_key, counter) as rnd, \
                 _ag._Scope(False, training):
-            args = [NDArray(v) for v in inputs]
+            args = [None if v is None else NDArray(v) for v in inputs]
             try:
                 out = block._traced_forward(*args)
             except _TRACER_ERRORS as err:
                 raise HybridizationError(_tracer_message(block, err)) from None
+            except HybridizationError as err:
+                if f"'{block.name}'" in str(err):
+                    raise
+                raise HybridizationError(
+                    f"Block '{block.name}' ({type(block).__name__}): {err}"
+                ) from None
             out = jax.tree_util.tree_map(_raw, out, is_leaf=_is_leaf)
             if rnd.used:
                 self.uses_random = True

@@ -74,7 +74,7 @@ class FusedStep:
                 new_p[i] = v
         new_s = []
         for k, i in enumerate(pos):
-            g = opt.preprocess_grad(grads[k], rescale, o.clip_gradient)
+            g = o.preprocess(grads[k], rescale)
             sub = jax.random.fold_in(seed_key, 1_000_003 + k) if o.needs_key() else None
             w, s = o.step(pvals[i], g, states[k], lrs[k], wds[k], ts[k], sub)
             new_p[i] = w.astype(pvals[i].dtype)

@@ -27,6 +27,12 @@ def summary(block, *inputs):
 
     if getattr(block, "_active", False):
         raise MXNetError("summary() needs a non-hybridized block: call it before hybridize()")
+    if any(p._data is None for p in block._all_params()):
+        with _ag.pause(train_mode=False):
+            if hasattr(block, "_deferred_init"):
+                block._deferred_init(list(inputs))
+            else:
+                block(*inputs)
     rows, handles, seen_params, counter = [], [], {}, [0]
 
     def hook(b, _inputs, out):

@@ -79,9 +79,6 @@ class Block:
     # ------------------------------------------------------------ registration
     def __setattr__(self, name, value):
         if isinstance(value, Block):
-            existing = self._children.get(name)
-            if existing is not None and not isinstance(value, type(existing)) and False:
-                pass
             self.register_child(value, name)
         elif isinstance(value, Parameter):
             self._reg_params[name] = value
@@ -97,7 +94,7 @@ class Block:
         mods = "\n".join(
             f"  ({key}): {_indent(repr(block), 2)}" for key, block in self._children.items()
         )
-        return f"{self.__class__.__name__}(\n{mods}\n)" if mods else f"{self.__class__.__name__}()"
+        return f"{self.__class__.__name__}(\n{mods}\n)"
 
     @property
     def prefix(self):
@@ -255,6 +252,3 @@ def to_ndarray(x):
 def param_count(params):
     return int(sum(np.prod(p.shape) for p in params if p.shape is not None))
 
-
-if False:  # pragma: no cover - keeps linters quiet about MXNetError re-export
-    MXNetError

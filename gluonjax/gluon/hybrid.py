@@ -121,18 +121,28 @@ class HybridBlock(Block):
     # ------------------------------------------------------------ deferred init
     def _deferred_init(self, args):
         """Give every deferred parameter its shape, from the input shapes."""
+        if getattr(self, "_in_deferred_init", False):
+            self._raise_uninferred()
+        object.__setattr__(self, "_in_deferred_init", True)
         try:
-            self._infer_shapes_symbolically(args)
-        except MXNetError:
-            pass
-        if any(p._data is None and p._deferred is not None for p in self._all_params()):
-            with _ag.pause(train_mode=False):
-                Block.__call__(self, *args)  # leaves infer from their own inputs
-        missing = [p.name for p in self._all_params() if p._data is None]
+            try:
+                self._infer_shapes_symbolically(args)
+            except MXNetError:
+                pass
+            if any(p._data is None and p._deferred is not None for p in self._all_params()):
+                with _ag.pause(train_mode=False):
+                    Block.__call__(self, *args)  # children infer from their own inputs
+        finally:
+            object.__setattr__(self, "_in_deferred_init", False)
+        self._raise_uninferred()
+
+    def _raise_uninferred(self):
+        missing = [f"{p.name}: {p.shape}" for p in self._all_params() if p._data is None]
         if missing:
             raise DeferredInitializationError(
-                f"{type(self).__name__} '{self.name}': could not infer the shapes of {missing}; "
-                f"give them full shapes (e.g. in_units=/in_channels=) or call initialize()"
+                f"Deferred initialization failed because shape cannot be inferred for "
+                f"{type(self).__name__} '{self.name}': {missing}. Give these parameters full "
+                f"shapes (e.g. in_units=/in_channels=), or call initialize() if you have not."
             )
 
     def _infer_shapes_symbolically(self, args):

@@ -80,7 +80,7 @@ class Parameter:
         self._grad_token = None  # the gradient array no backward has written (Trainer staleness)
 
     def __repr__(self):
-        return f"Parameter {self.name} (shape={self.shape}, dtype={np.dtype(self.dtype).name})"
+        return f"Parameter {self.name} (shape={self.shape}, dtype={self.dtype})"
 
     # ------------------------------------------------------------ attributes
     @property
@@ -278,7 +278,10 @@ class Constant(Parameter):
     """A parameter that is not trained (grad_req 'null'), holding ``value``."""
 
     def __init__(self, name, value):
-        value = np.asarray(getattr(value, "_data", value))
+        if isinstance(value, NDArray) or isinstance(value, np.ndarray):
+            value = np.asarray(getattr(value, "_data", value))
+        else:  # lists and scalars become float32, as nd.array makes them
+            value = np.asarray(value, dtype=np.float32)
         from .. import initializer as _init
 
         super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
@@ -286,4 +289,4 @@ class Constant(Parameter):
         self.value = value
 
     def __repr__(self):
-        return f"Constant {self.name} (shape={self.shape}, dtype={np.dtype(self.dtype).name})"
+        return f"Constant {self.name} (shape={self.shape}, dtype={self.dtype})"

@@ -109,9 +109,13 @@ class ParameterDict:
 
     def update(self, other):
         """Add ``other``'s parameters (a different object under a used name is an error)."""
+        clash = [k for k, v in other.items() if k in self._params and self._params[k] is not v]
+        if clash:
+            raise MXNetError(
+                f"Cannot update self with other because they have different Parameters with the "
+                f"same name {clash}; nothing was changed"
+            )
         for k, v in other.items():
-            if k in self._params and self._params[k] is not v:
-                raise MXNetError(f"Cannot update: a different Parameter named '{k}' already exists")
             self._params[k] = v
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):

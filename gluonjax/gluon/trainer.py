@@ -232,12 +232,10 @@ class Trainer:
 
 
 def _make_update(o, n):
-    clip = o.clip_gradient
-
     def update(ws, gs, states, lrs, wds, ts, rescale, key):
         new_w, new_s = [], []
         for k in range(n):
-            g = opt.preprocess_grad(gs[k].astype(ws[k].dtype), rescale, clip)
+            g = o.preprocess(gs[k].astype(ws[k].dtype), rescale)
             sub = jax.random.fold_in(key, k) if key is not None else None
             w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], ts[k], sub)
             new_w.append(w.astype(ws[k].dtype))

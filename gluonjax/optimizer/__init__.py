@@ -3,11 +3,11 @@
 from .adam import LAMB, Adam, Adamax, AdamW, Nadam
 from .adaptive import FTML, AdaDelta, AdaGrad, Ftrl, RMSProp
 from .misc import DCASGD, LARS, SGLD, Signum
-from .optimizer import DeferredClip, Optimizer, create, preprocess_grad, register
+from .optimizer import Optimizer, create, preprocess_grad, register
 from .sgd import NAG, SGD
 from .updater import Updater, get_updater
 
-__all__ = ["Optimizer", "create", "register", "preprocess_grad", "DeferredClip",
+__all__ = ["Optimizer", "create", "register", "preprocess_grad",
            "SGD", "NAG", "Adam", "AdamW", "Adamax", "Nadam", "LAMB", "AdaGrad", "AdaDelta",
            "RMSProp", "Ftrl", "FTML", "Signum", "LARS", "SGLD", "DCASGD",
            "Updater", "get_updater"]

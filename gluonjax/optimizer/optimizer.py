@@ -14,29 +14,13 @@ import jax.numpy as jnp
 
 from ..base import MXNetError
 
-__all__ = ["Optimizer", "register", "create", "preprocess_grad", "DeferredClip"]
-
-
-class DeferredClip(float):
-    """A ``clip_gradient`` value that the optimizer's ``step`` applies itself.
-
-    Optimizers whose MXNet rule clips *after* adding ``wd * weight`` (Adam, RMSProp,
-    FTML, Adamax, Nadam) or that need the unclipped gradient (LARS's norm) expose
-    their ``clip_gradient`` as this float subclass: it compares and prints as the
-    number, and :func:`preprocess_grad` leaves the gradient unclipped for it.
-    """
-
-    __slots__ = ()
+__all__ = ["Optimizer", "register", "create", "preprocess_grad"]
 
 
 def preprocess_grad(grad, rescale_grad, clip_gradient):
-    """MXNet's common first step: ``clip(rescale_grad * grad, -c, c)``.
-
-    Clipping is skipped for a :class:`DeferredClip` (the step clips itself).
-    """
+    """MXNet's common first step: ``clip(rescale_grad * grad, -c, c)``."""
     g = grad * rescale_grad
-    if (clip_gradient is not None and not isinstance(clip_gradient, DeferredClip)
-            and clip_gradient >= 0):
+    if clip_gradient is not None and clip_gradient >= 0:
         g = jnp.clip(g, -clip_gradient, clip_gradient)
     return g
 
@@ -66,7 +50,8 @@ class Optimizer:
     """
 
     opt_registry: dict = {}
-    #: True where ``step`` clips the gradient itself (see :class:`DeferredClip`).
+    #: True where MXNet's rule clips inside the step (after adding ``wd * weight``:
+    #: Adam, RMSProp, FTML, Adamax, Nadam) or needs the unclipped gradient (LARS).
     clip_in_step = False
 
     def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
@@ -96,14 +81,16 @@ class Optimizer:
 
     @property
     def clip_gradient(self):
-        c = self._clip_gradient
-        if c is not None and self.clip_in_step:
-            return DeferredClip(c)
-        return c
+        return self._clip_gradient
 
     @clip_gradient.setter
     def clip_gradient(self, value):
         self._clip_gradient = None if value is None else float(value)
+
+    def preprocess(self, grad, rescale_grad):
+        """The gradient ``step`` receives: rescaled, and clipped unless the step clips."""
+        return preprocess_grad(grad, rescale_grad,
+                               None if self.clip_in_step else self._clip_gradient)
 
     # ------------------------------------------------------------ MXNet surface
     @property
@@ -192,7 +179,7 @@ class Optimizer:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
-        g = preprocess_grad(grad._data, self.rescale_grad, self.clip_gradient)
+        g = self.preprocess(grad._data, self.rescale_grad)
         from .. import random as _random
 
         key = _random.next_key() if self.needs_key() else None

@@ -228,11 +228,15 @@ class LayerNorm(_Norm):
                  gamma_initializer="ones", in_channels=0, **kwargs):
         super().__init__(**kwargs)
         self._kwargs = {"eps": epsilon, "axis": axis}
+        self._desc = {"center": center, "scale": scale}
         with self.name_scope():
             self._norm_params(in_channels, center, scale, beta_initializer, gamma_initializer)
 
     def hybrid_forward(self, F, x, gamma, beta):
         return F.LayerNorm(x, gamma, beta, **self._kwargs)
+
+    def __repr__(self):
+        return _norm_repr(self, ("eps", "axis"), ("center", "scale"), in_channels=True)
 
 
 class InstanceNorm(_Norm):
@@ -243,6 +247,7 @@ class InstanceNorm(_Norm):
         super().__init__(**kwargs)
         self._kwargs = {"eps": epsilon}
         self._axis = axis
+        self._desc = {"axis": axis, "center": center, "scale": scale}
         with self.name_scope():
             self._norm_params(in_channels, center, scale, beta_initializer, gamma_initializer)
 
@@ -252,6 +257,9 @@ class InstanceNorm(_Norm):
         x = x.swapaxes(1, self._axis)
         return F.InstanceNorm(x, gamma, beta, name="fwd", **self._kwargs).swapaxes(1, self._axis)
 
+    def __repr__(self):
+        return _norm_repr(self, ("eps",), ("axis", "center", "scale"), in_channels=True)
+
 
 class GroupNorm(_Norm):
     """Group normalization with ``num_groups`` channel groups."""
@@ -260,11 +268,25 @@ class GroupNorm(_Norm):
                  beta_initializer="zeros", gamma_initializer="ones", in_channels=0, **kwargs):
         super().__init__(**kwargs)
         self._kwargs = {"eps": epsilon, "num_groups": num_groups}
+        self._desc = {"center": center, "scale": scale}
         with self.name_scope():
             self._norm_params(in_channels, center, scale, beta_initializer, gamma_initializer)
 
     def hybrid_forward(self, F, x, gamma, beta):
         return F.GroupNorm(x, gamma, beta, name="fwd", **self._kwargs)
+
+    def __repr__(self):
+        return _norm_repr(self, ("eps", "num_groups"), ("center", "scale"), in_channels=False)
+
+
+def _norm_repr(block, kw_keys, desc_keys, in_channels):
+    """MXNet's repr of the normalization layers: ``LayerNorm(eps=1e-05, axis=-1, ...)``."""
+    parts = [f"{k}={block._kwargs[k]}" for k in kw_keys]
+    parts += [f"{k}={block._desc[k]}" for k in desc_keys]
+    if in_channels:
+        shape = block.gamma.shape
+        parts.append(f"in_channels={shape[0] if shape else 0}")
+    return f"{type(block).__name__}({', '.join(parts)})"
 
 
 class Embedding(HybridBlock):
