@@ -329,11 +329,18 @@ class Op:
         return fn
 
     def kernel(self, static_key):
-        """The cached ``jax.jit`` kernel for these static attributes."""
+        """The cached ``jax.jit`` kernel for these static attributes.
+
+        Its name is ``<op>__gj<N>``; inside a traced program it shows up as a
+        ``jit`` equation of that name, and :func:`kernel_owner` maps the name back
+        to ``(op, static_key)`` (the jaxpr -> MXNet JSON converter relies on it).
+        """
         k = self._kernels.get(static_key)
         if k is None:
-            k = self._kernels[static_key] = jax.jit(self.bound(static_key))
-            _KERNEL_OWNER[k] = (self, static_key)
+            fn = self.bound(static_key)
+            fn.__name__ = fn.__qualname__ = f"{self.name}__gj{len(_KERNEL_OWNER)}"
+            k = self._kernels[static_key] = jax.jit(fn)
+            _KERNEL_OWNER[fn.__name__] = (self, static_key)
         return k
 
     def fail(self, err, args, static_key):
@@ -353,12 +360,12 @@ class Op:
         )
 
 
-_KERNEL_OWNER: "dict" = {}  # kernel -> (op, static_key), for the jaxpr -> JSON converter
+_KERNEL_OWNER: "dict" = {}  # kernel name -> (op, static_key), for the jaxpr -> JSON converter
 
 
-def kernel_owner(fn):
-    """The (op, static_key) a kernel belongs to, or None."""
-    return _KERNEL_OWNER.get(fn)
+def kernel_owner(name):
+    """``(op, static_key)`` of the kernel called ``name`` (a jaxpr ``jit`` name), or None."""
+    return _KERNEL_OWNER.get(name)
 
 
 def register(name, *, inputs=("data",), attrs=None, aliases=(), **kw):

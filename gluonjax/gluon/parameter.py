@@ -54,7 +54,7 @@ class Parameter:
     >>> import gluonjax as mx
     >>> p = mx.gluon.Parameter('w', shape=(2, 3), init='ones')
     >>> p.initialize()
-    >>> p.data().asnumpy().sum()
+    >>> float(p.data().asnumpy().sum())
     6.0
     """
 
