@@ -8,7 +8,7 @@ import numpy as np
 
 import gluonjax as mx
 
-from .common import Table, per_call
+from .common import Table, compare
 
 
 def run(n=1000):
@@ -19,13 +19,14 @@ def run(n=1000):
     w = nd.array(rng.randn(128, 256))
     b = nd.array(rng.randn(128))
     xr, wr, br = x._data, w._data, b._data
-    base = per_call(lambda: jnp.dot(xr, wr.T) + br, n)
-    t.add("FullyConnected (32x256 -> 128)", per_call(
-        lambda: nd.FullyConnected(x, w, b, num_hidden=128), n), base)
-    t.add("  jax.numpy: dot + transpose + add", base)
-    base = per_call(lambda: jnp.maximum(xr, 0), n)
-    t.add("Activation(relu)", per_call(lambda: nd.Activation(x, act_type="relu"), n), base)
-    t.add("  jax.numpy: maximum", base)
+    r = compare({"fc": lambda: nd.FullyConnected(x, w, b, num_hidden=128),
+                 "jfc": lambda: jnp.dot(xr, wr.T) + br,  # what a jax.numpy user writes
+                 "act": lambda: nd.Activation(x, act_type="relu"),
+                 "jact": lambda: jnp.maximum(xr, 0)}, n)
+    t.add("FullyConnected (32x256 -> 128)", r["fc"], r["jfc"])
+    t.add("  jax.numpy: dot + transpose + add", r["jfc"])
+    t.add("Activation(relu)", r["act"], r["jact"])
+    t.add("  jax.numpy: maximum", r["jact"])
     img = nd.array(rng.randn(8, 3, 28, 28))
     k = nd.array(rng.randn(6, 3, 5, 5))
     kb = nd.array(rng.randn(6))
@@ -36,8 +37,8 @@ def run(n=1000):
                                          dimension_numbers=("NCHW", "OIHW", "NCHW"))
         return y + kbr.reshape(1, -1, 1, 1)
 
-    base = per_call(jconv, n // 4)
-    t.add("Convolution (8x3x28x28, 6x5x5)", per_call(
-        lambda: nd.Convolution(img, k, kb, kernel=(5, 5), num_filter=6), n // 4), base)
-    t.add("  jax: conv_general_dilated + reshape + add", base)
+    r = compare({"conv": lambda: nd.Convolution(img, k, kb, kernel=(5, 5), num_filter=6),
+                 "jconv": jconv}, max(n // 4, 10))
+    t.add("Convolution (8x3x28x28, 6x5x5)", r["conv"], r["jconv"])
+    t.add("  jax: conv_general_dilated + reshape + add", r["jconv"])
     t.show()

@@ -11,7 +11,8 @@ import gluonjax as mx
 from gluonjax import autograd, gluon, nd
 from gluonjax.gluon import nn
 
-from .common import Table, block, per_call
+from .bench_hybrid import dense
+from .common import Table, block, compare
 
 LR = 0.05
 
@@ -30,16 +31,11 @@ def _lenet():
     return net
 
 
-class _SCE(gluon.HybridBlock):
-    def hybrid_forward(self, F, pred, label):
-        return -F.pick(F.log_softmax(pred), label)
-
-
 def _pure_forward(kind):
     def mlp(ps, x):
         for i in range(0, len(ps) - 2, 2):
-            x = jnp.maximum(x.reshape(x.shape[0], -1) @ ps[i].T + ps[i + 1], 0)
-        return x @ ps[-2].T + ps[-1]
+            x = jnp.maximum(dense(x.reshape(x.shape[0], -1), ps[i], ps[i + 1]), 0)
+        return dense(x, ps[-2], ps[-1])
 
     def conv(x, w, b):
         y = jax.lax.conv_general_dilated(x, w, (1, 1), "VALID",
@@ -81,14 +77,29 @@ def _pure_step(kind, params):
     return run
 
 
+def _step_fn(mode, net, tr, loss_fn, x, y):
+    if mode == "fused":
+        step = tr.compile_step(net, loss_fn)
+        return lambda: step(x, y)
+
+    def loop():
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        tr.step(64)
+        return loss
+
+    return loop
+
+
 def _row(t, kind, n):
     rng = np.random.RandomState(0)
     shape = (64, 512) if kind == "mlp" else (64, 1, 28, 28)
     X = rng.randn(*shape).astype(np.float32)
     Y = rng.randint(0, 10, 64).astype(np.float32)
     x, y = nd.array(X), nd.array(Y)
-    loss_fn = _SCE()
-    results = {}
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    steps = {}
     for mode in ("eager", "hybrid", "fused"):
         mx.random.seed(0)
         net = _mlp() if kind == "mlp" else _lenet()
@@ -97,23 +108,14 @@ def _row(t, kind, n):
             net.hybridize()
         net(x)
         tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": LR})
-        if mode == "fused":
-            step = tr.compile_step(net, loss_fn)
-            results[mode] = per_call(lambda: step(x, y), n)
-        else:
-            def loop():
-                with autograd.record():
-                    loss = loss_fn(net(x), y)
-                loss.backward()
-                tr.step(64)
-                return loss
-
-            results[mode] = per_call(loop, n)
+        steps[mode] = _step_fn(mode, net, tr, loss_fn, x, y)
         params = [p.data()._data for p in net.collect_params().values()]
     pure = _pure_step(kind, params)
     xr, yr = x._data, y._data
     block(pure(xr, yr))
-    base = per_call(lambda: pure(xr, yr), n)
+    steps["pure"] = lambda: pure(xr, yr)
+    results = compare(steps, n, rounds=5, warmup=5)
+    base = results["pure"]
     name = "MLP 512-256-128-10" if kind == "mlp" else "LeNet 1x28x28"
     t.add(f"{name}: pure JAX + optax jit step", base)
     t.add(f"{name}: Gluon loop eager", results["eager"], base)

@@ -30,6 +30,28 @@ def per_call(fn, n=1000, repeats=5, warmup=20):
     return statistics.median(times)
 
 
+def compare(fns, n=1000, rounds=7, warmup=20):
+    """Seconds per call of each ``fns[name]()``, measured interleaved (round-robin).
+
+    Each round times ``n`` calls of every function in turn; the minimum over the
+    rounds is reported, so a burst of load on the machine hits all rows alike and
+    does not decide a ratio.
+    """
+    for fn in fns.values():
+        for _ in range(warmup):
+            out = fn()
+        block(out)
+    best = {k: float("inf") for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(n):
+                out = fn()
+            block(out)
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+    return best
+
+
 class Table:
     """Rows of ``name | time | ratio vs baseline | target``."""
 

@@ -25,6 +25,8 @@ from . import optimizer  # noqa: E402
 from . import lr_scheduler  # noqa: E402
 from . import gluon  # noqa: E402
 from . import metric  # noqa: E402
+from . import io  # noqa: E402
+from . import viz  # noqa: E402
 from .base import MXNetError  # noqa: E402
 
 __all__ = [

@@ -129,14 +129,15 @@ def _fused_run(order, heads, head_grads, retain_graph, variables):
         for n in order
     )
     head_plan = tuple(dest(h) for h in heads)
-    key = (plan, head_plan, len(leaves))
+    head_avals = tuple((tuple(h.shape), str(h.dtype)) for h in heads)
+    key = (plan, head_plan, head_avals, len(leaves))
     fn = _FUSED.get(key)
     if fn is None:
         if len(_FUSED) >= _FUSED_LIMIT:
             return None
-        fn = _FUSED[key] = jax.jit(_make_fused(plan, head_plan, len(leaves)))
-    cts = [jnp.ones(h.shape, h.dtype) if g is None else _raw(g).astype(h.dtype)
-           for h, g in zip(heads, head_grads)]
+        fn = _FUSED[key] = jax.jit(_make_fused(plan, head_plan, head_avals, len(leaves)))
+    # a missing head gradient is made of ones inside the compiled call (no extra dispatch)
+    cts = [None if g is None else _raw(g).astype(h.dtype) for h, g in zip(heads, head_grads)]
     out = fn([n.vjp for n in order], cts)
     if not retain_graph:
         for n in order:
@@ -144,7 +145,7 @@ def _fused_run(order, heads, head_grads, retain_graph, variables):
     return {id(leaf): (leaf, ct) for leaf, ct in zip(leaves, out) if ct is not None}
 
 
-def _make_fused(plan, head_plan, n_leaves):
+def _make_fused(plan, head_plan, head_avals, n_leaves):
     def fused(vjps, head_cts):
         acc, leaf = {}, [None] * n_leaves
 
@@ -157,8 +158,8 @@ def _make_fused(plan, head_plan, n_leaves):
                 k = (d[1], d[2])
                 acc[k] = ct if k not in acc else acc[k] + ct
 
-        for d, ct in zip(head_plan, head_cts):
-            add(d, ct)
+        for d, ct, (shape, dtype) in zip(head_plan, head_cts, head_avals):
+            add(d, jnp.ones(shape, dtype) if ct is None else ct)
         for k, (apply, avals, dests) in enumerate(plan):
             outs = tuple(
                 acc.pop((k, i)) if (k, i) in acc else jnp.zeros(shape, dtype)

@@ -49,6 +49,8 @@ def key_and_counter():
     traced = getattr(_local, "traced", None)
     if traced is not None:
         traced[2].used = True
+        if traced[0] is None:
+            raise NeedsKey()
         return traced[0], np.uint32(next(traced[1]))
     key, n = peek()
     _state["counter"] = n + 1
@@ -75,6 +77,10 @@ def next_key():
     return jax.random.fold_in(key, counter)
 
 
+class NeedsKey(Exception):
+    """Raised while tracing a function compiled without a random key that needs one."""
+
+
 class traced_key:
     """Inside a hybridized trace, random ops draw from ``fold_in(key, counter)``.
 
@@ -83,7 +89,7 @@ class traced_key:
     """
 
     def __init__(self, seed_key, counter):
-        self._key = jax.random.fold_in(seed_key, counter)
+        self._key = None if seed_key is None else jax.random.fold_in(seed_key, counter)
         self._old = None
         self.used = False
 

@@ -60,6 +60,9 @@ class CachedGraph:
         self.params = block._all_params()
         self.datas = [p._data for p in self.params]
         self.jit = jax.jit(self._pure, static_argnums=(4,))
+        # blocks without random ops run a variant that takes no key at all
+        self.jit_nokey = jax.jit(lambda p, x, training: self._pure(p, x, None, None, training),
+                                 static_argnums=(2,))
         self.vjp_fwd = {}
         self.uses_random = False  # set while tracing; only then do calls consume a key
 
@@ -86,16 +89,23 @@ class CachedGraph:
 
     def __call__(self, args):
         raw = [a._data if type(a) is NDArray else _raw_input(a) for a in args]
-        key, counter = _random.peek()
-        counter = np.uint32(counter & 0xFFFFFFFF)
         training = _ag.is_training()
         if _ag.is_recording() and (
             any(d._grad_req not in (None, "null") for d in self.datas)
             or any(type(a) is NDArray and _tape.needs_grad(a) for a in args)
         ):
-            return self._recorded(args, raw, key, counter, training)
-        out, updates = self.jit([d._data for d in self.datas], raw, key, counter, training)
+            key, counter = _random.peek()
+            return self._recorded(args, raw, key, np.uint32(counter & 0xFFFFFFFF), training)
+        pvals = [d._data for d in self.datas]
+        out = None
+        if not self.uses_random:
+            try:
+                out, updates = self.jit_nokey(pvals, raw, training)
+            except _random.NeedsKey:
+                self.uses_random = True
         if self.uses_random:
+            key, counter = _random.peek()
+            out, updates = self.jit(pvals, raw, key, np.uint32(counter & 0xFFFFFFFF), training)
             _random.advance()
         if updates:
             for i, v in updates.items():

@@ -55,6 +55,8 @@ class Loss(HybridBlock):
     allowed eagerly and hybridized.
     """
 
+    _auto_jit = True  # built-in losses run eagerly as one compiled call
+
     def __init__(self, weight, batch_axis, **kwargs):
         super().__init__(**kwargs)
         self._weight = weight

@@ -15,6 +15,10 @@ from .parameter_dict import ParameterDict
 
 __all__ = ["Block"]
 
+# Bumped whenever hooks or children change, so blocks can cache "may I compile myself
+# whole in eager mode?" (see HybridBlock._can_auto_jit).
+STRUCTURE_EPOCH = [0]
+
 
 class _HookHandle:
     def __init__(self, hooks, hook):
@@ -23,6 +27,7 @@ class _HookHandle:
 
     def detach(self):
         self._hooks.pop(self._id, None)
+        STRUCTURE_EPOCH[0] += 1
 
     def __enter__(self):
         return self
@@ -89,6 +94,7 @@ class Block:
         if name is None:
             name = str(len(self._children))
         self._children[name] = block
+        STRUCTURE_EPOCH[0] += 1
 
     def __repr__(self):
         mods = "\n".join(
@@ -194,10 +200,12 @@ class Block:
     # ------------------------------------------------------------ hooks and calls
     def register_forward_pre_hook(self, hook):
         """``hook(block, inputs)`` runs before forward; returns a handle with ``detach()``."""
+        STRUCTURE_EPOCH[0] += 1
         return _HookHandle(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook):
         """``hook(block, inputs, outputs)`` runs after forward."""
+        STRUCTURE_EPOCH[0] += 1
         return _HookHandle(self._forward_hooks, hook)
 
     def __call__(self, *args, **kwargs):

@@ -7,7 +7,7 @@ from .. import autograd as _ag
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from ._cached import CachedGraph
-from .block import Block, to_ndarray
+from .block import STRUCTURE_EPOCH, Block, to_ndarray
 from .parameter import Parameter
 
 __all__ = ["HybridBlock"]
@@ -50,7 +50,11 @@ class HybridBlock(Block):
     (2, 4)
     """
 
-    _auto_jit = False  # built-in leaf layers: eager calls run as one compiled kernel
+    # Built-in layers set ``_auto_jit = True``: their eager calls (and those of
+    # containers made only of such layers, without hooks) run as one compiled call.
+    # User code is never compiled behind the user's back: the flag only counts for
+    # classes defined inside gluonjax, not for user subclasses.
+    _auto_jit = False
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix, params)
@@ -58,6 +62,7 @@ class HybridBlock(Block):
         self._flags = {}
         self._cached = None
         self._own_cache = None
+        self._auto_state = (-1, False)
 
     def __setattr__(self, name, value):
         if isinstance(value, (Block, Parameter)):
@@ -83,7 +88,7 @@ class HybridBlock(Block):
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
-        if (self._active or (self._auto_jit and _AUTO_JIT[0])) and not kwargs and (
+        if (self._active or (_AUTO_JIT[0] and self._can_auto_jit())) and not kwargs and (
             _trace.current() is None
         ):
             cached = self._cached
@@ -102,6 +107,21 @@ class HybridBlock(Block):
         if _trace.current() is not None and self._gluon2_style():
             args = tuple(_as_ndarray(a) for a in args)
         return super().__call__(*args, **kwargs)
+
+    def _can_auto_jit(self):
+        epoch, ok = self._auto_state
+        if epoch == STRUCTURE_EPOCH[0]:
+            return ok
+        ok = (
+            type(self)._auto_jit
+            and type(self).__module__.startswith("gluonjax.")
+            and not self._forward_hooks
+            and not self._forward_pre_hooks
+            and all(isinstance(c, HybridBlock) and c._can_auto_jit()
+                    for c in self._children.values())
+        )
+        self._auto_state = (STRUCTURE_EPOCH[0], ok)
+        return ok
 
     def _gluon2_style(self):
         return type(self).forward is not HybridBlock.forward

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from .. import optimizer as opt
-from .. import random as _random
+from .._update import apply_update
 from ..base import MXNetError
 from .parameter import Parameter
 from .parameter_dict import ParameterDict
@@ -135,18 +135,10 @@ class Trainer:
         for i in active:
             if i not in self._states:
                 self._states[i] = o.create_state(i, self._params[i]._data._data)
-        o._update_count(active)
-        lrs, wds = o.lrs_wds(active)
-        ts = np.array([o._index_update_count[i] for i in active], np.int32)
-        key = tuple(active)
-        fn = self._fns.get(key)
-        if fn is None:
-            fn = self._fns[key] = jax.jit(_make_update(o, len(active)))
         datas = [self._params[i]._data for i in active]
         grads = [d._grad._data for d in datas]
         states = [self._states[i] for i in active]
-        new_w, new_s = fn([d._data for d in datas], grads, states, lrs, wds, ts,
-                          np.float32(o.rescale_grad), _random.next_key() if o.needs_key() else None)
+        new_w, new_s = apply_update(o, active, [d._data for d in datas], grads, states, self._fns)
         for i, d, w, s, g in zip(active, datas, new_w, new_s, grads):
             d._data = w
             d._node = None
@@ -230,16 +222,3 @@ class Trainer:
             o.lr = meta.get("lr", o.lr)
         self._last_grad = {}
 
-
-def _make_update(o, n):
-    def update(ws, gs, states, lrs, wds, ts, rescale, key):
-        new_w, new_s = [], []
-        for k in range(n):
-            g = o.preprocess(gs[k].astype(ws[k].dtype), rescale)
-            sub = jax.random.fold_in(key, k) if key is not None else None
-            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], ts[k], sub)
-            new_w.append(w.astype(ws[k].dtype))
-            new_s.append(s)
-        return new_w, new_s
-
-    return update

@@ -229,7 +229,8 @@ class NDArray:
             if self._grad is None:
                 self._grad = NDArray(ct)
             else:
-                self._grad._data = ct.astype(self._grad.dtype)
+                g = self._grad
+                g._data = ct if ct.dtype == g._data.dtype else ct.astype(g._data.dtype)
 
     def detach(self):
         """The same values, cut from the tape."""

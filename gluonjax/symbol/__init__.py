@@ -9,6 +9,7 @@ from __future__ import annotations
 from .. import _ops  # noqa: F401
 from .._ops import registry as _reg
 from . import _ops_bridge
+from ._json import fromjson, load, load_json
 from .symbol import Group, Symbol, Variable, create, var
 
 _ops_bridge.install()
@@ -65,4 +66,4 @@ def _install_fluent():
 
 _install_fluent()
 
-__all__ = ["Symbol", "var", "Variable", "Group"]
+__all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "fromjson"]

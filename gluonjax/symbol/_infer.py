@@ -33,7 +33,11 @@ def _var_dtype(node, given):
     if node.name in given:
         return dtype_of(given[node.name])
     text = node.extra.get("__dtype__")
-    return dtype_of(text) if text else None
+    if not text:
+        return None
+    from ._json import dtype_from_attr
+
+    return dtype_from_attr(text)
 
 
 def _by_position(sym, args, kwargs):

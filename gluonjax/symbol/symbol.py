@@ -107,8 +107,7 @@ class Symbol:
         return out
 
     def _set_attr(self, **kwargs):
-        for k, v in kwargs.items():
-            self._outputs[0][0].extra[k] = str(v)
+        self._outputs[0][0].extra.update(hidden_keys(kwargs))
 
     # ------------------------------------------------------------ listing
     def _aux_nodes(self):
@@ -207,6 +206,19 @@ class Symbol:
 
         return compose(self, *args, **kwargs)
 
+    # ------------------------------------------------------------ serialization
+    def tojson(self):
+        """MXNet 1.9.1 JSON text of the graph."""
+        from ._json import tojson
+
+        return tojson(self)
+
+    def save(self, fname, remove_amp_cast=True):
+        """Write the graph as MXNet JSON to ``fname`` (atomically)."""
+        from ._json import save
+
+        save(self, fname)
+
     # ------------------------------------------------------------ inference
     def infer_shape(self, *args, **kwargs):
         from ._infer import infer_shape
@@ -245,7 +257,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     """
     if not isinstance(name, str):
         raise MXNetError(f"variable name must be a string, got {type(name).__name__}")
-    extra = _attribute.current().get(attr)
+    extra = hidden_keys(_attribute.current().get(attr))
     if shape is not None:
         extra["__shape__"] = str(tuple(shape))
     if lr_mult is not None:
@@ -253,7 +265,9 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     if wd_mult is not None:
         extra["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        extra["__dtype__"] = str(_reg.dtype_of(dtype).name)
+        from ._json import dtype_code
+
+        extra["__dtype__"] = dtype_code(dtype)
     if init is not None:
         extra["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
@@ -292,6 +306,28 @@ def _as_input(x, op, iname):
     raise MXNetError(f"{op.name}: input '{iname}' must be a Symbol, got {type(x).__name__}")
 
 
+_HIDDEN = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+# initializers MXNet attaches to auto-created inputs (FSetInputVarAttrOnCompose)
+_VAR_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
+_INIT_OPS = {"BatchNorm": _VAR_INIT, "BatchNorm_v1": _VAR_INIT, "_contrib_SyncBatchNorm": _VAR_INIT,
+             "LeakyReLU": {"gamma": '["Constant", {"value": 0.25}]'}}
+
+
+def hidden_keys(attrs):
+    """MXNet stores ``ctx_group``, ``lr_mult``... as ``__ctx_group__``..: normalise keys."""
+    return {f"__{k}__" if k in _HIDDEN else k: str(v) for k, v in (attrs or {}).items()}
+
+
+def _auto_var(op, name, iname, user_attrs, extra):
+    """The variable MXNet creates for a missing input: it inherits the node's attributes."""
+    attrs = {k: v if isinstance(v, str) else _reg.attr_to_str(v) for k, v in user_attrs.items()}
+    attrs.update(extra)
+    init = _INIT_OPS.get(op.name, {}).get(iname)
+    if init is not None:
+        attrs["__init__"] = init
+    return Symbol([(Node(None, f"{name}_{iname}", extra=attrs), 0)])
+
+
 def create(op, args, kwargs, name=None, attr=None, hint=None):
     """Apply registry ``op`` to symbols: a new node, and its value if inputs have one."""
     attr_kw = {k: v for k, v in kwargs.items() if k in op.attrs}
@@ -314,12 +350,13 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
                 f"{op.name}: unknown input(s) {unknown or args[len(names):]}; inputs are "
                 f"{list(names)}, attributes are {[a for a in op.attrs if a[0] != '_']}"
             )
+    extra = hidden_keys(_attribute.current().get(attr))
+    user_attrs = {k: v for k, v in attr_kw.items() if not k.startswith("_")}
     inputs = []
     for i, iname in enumerate(names):
         x = args[i] if i < len(args) else given.get(iname)
-        inputs.append(var(f"{name}_{iname}") if x is None else _as_input(x, op, iname))
-    extra = _attribute.current().get(attr)
-    user_attrs = {k: v for k, v in attr_kw.items() if not k.startswith("_")}
+        inputs.append(_auto_var(op, name, iname, user_attrs, extra) if x is None
+                      else _as_input(x, op, iname))
     node = Node(op, name, user_attrs, [s._outputs[0] for s in inputs], static_key, dyn, extra)
     outs = [Symbol([(node, i)]) for i in range(node.visible())]
     if all(s._value is not None for s in inputs):

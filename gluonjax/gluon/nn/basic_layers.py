@@ -67,7 +67,12 @@ class Sequential(_SequentialMixin, Block):
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
-    """Stacks HybridBlocks sequentially; ``hybridize()`` compiles the whole stack."""
+    """Stacks HybridBlocks sequentially; ``hybridize()`` compiles the whole stack.
+
+    Made only of built-in layers, it also runs eagerly as one compiled call.
+    """
+
+    _auto_jit = True
 
     def hybrid_forward(self, F, x, *args):
         for block in self._children.values():

@@ -1,0 +1,1 @@
+"""Internals of :mod:`gluonjax.executor` (compiled programs, argument handling)."""

@@ -1,0 +1,1 @@
+"""Export of hybrid blocks: MXNet symbol JSON + params, and a StableHLO artifact."""

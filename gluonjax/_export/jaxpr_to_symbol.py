@@ -1,0 +1,210 @@
+"""jaxpr -> MXNet symbol graph (the structure of ``HybridBlock.export``'s JSON).
+
+Every registry op call inside a traced program is a ``jit`` equation named after
+its kernel (``FullyConnected__gj3``); :func:`gluonjax._ops.registry.kernel_owner`
+maps it back to ``(op, static attributes)`` and it becomes ONE node of that MXNet
+op. Other ``jit``/custom-derivative calls are inlined; any other primitive
+(plain ``jax.numpy`` code in a Gluon-2 ``forward``) becomes a ``jax.<primitive>``
+node (see :mod:`.jaxops`). Equations on constants only are folded; constant
+arrays become variables ``_const0``.. (saved with the parameters), scalar
+literals stay attributes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from jax.extend.core import Literal
+
+from .._ops.registry import REQUIRED, kernel_owner
+from ..symbol._node import Node
+from ..symbol.symbol import Symbol, hint_of
+from . import jaxops
+from .jaxops import ExportError
+
+__all__ = ["jaxpr_to_symbol"]
+
+_INLINE = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+           "custom_vjp_call_jaxpr": "fun_jaxpr", "closed_call": "call_jaxpr",
+           "core_call": "call_jaxpr", "checkpoint": "jaxpr", "remat": "jaxpr"}
+_IDENTITY = ("amp_cast", "amp_multicast")
+
+
+class _Const:
+    """A value known at export time (literal, folded equation or trace constant)."""
+
+    __slots__ = ("value", "entry")
+
+    def __init__(self, value):
+        self.value = np.asarray(value)
+        self.entry = None
+
+
+def _differs(value, default):
+    if default is REQUIRED:
+        return True
+    if isinstance(value, float) and isinstance(default, float):
+        return not (value == default or (math.isnan(value) and math.isnan(default)))
+    return value != default
+
+
+class _Converter:
+    def __init__(self, remove_amp_cast):
+        self.remove_amp_cast = remove_amp_cast
+        self.counts = {}
+        self.used = set()
+        self.consts = {}  # variable name -> numpy array
+
+    # -- naming
+    def fresh(self, hint):
+        while True:
+            n = self.counts.get(hint, 0)
+            self.counts[hint] = n + 1
+            name = f"{hint}{n}"
+            if name not in self.used:
+                self.used.add(name)
+                return name
+
+    def entry(self, x):
+        """A graph entry ``(node, index)`` for an env value (materializing constants)."""
+        if isinstance(x, _Const):
+            if x.entry is None:
+                name = self.fresh("_const")
+                self.consts[name] = x.value
+                x.entry = (Node(None, name), 0)
+            return x.entry
+        return x
+
+    # -- walking
+    def run(self, jaxpr, consts, ins):
+        env = {}
+        for v, c in zip(jaxpr.constvars, consts):
+            env[v] = _Const(c)
+        for v, x in zip(jaxpr.invars, ins):
+            env[v] = x
+
+        def read(v):
+            return _Const(np.asarray(v.val, dtype=v.aval.dtype)) if isinstance(v, Literal) else env[v]
+
+        for eqn in _live(jaxpr):
+            outs = self.equation(eqn, read)
+            for v, o in zip(eqn.outvars, outs):
+                env[v] = o
+        return [read(v) for v in jaxpr.outvars]
+
+    def equation(self, eqn, read):
+        name = eqn.primitive.name
+        if name in ("jit", "pjit"):
+            owner = kernel_owner(eqn.params.get("name", ""))
+            if owner is not None:
+                return self.registry_node(eqn, owner, read)
+            sub = eqn.params["jaxpr"]
+            return self.run(sub.jaxpr, sub.consts, [read(v) for v in eqn.invars])
+        if name in _INLINE:
+            sub = eqn.params[_INLINE[name]]
+            inner, consts = (sub.jaxpr, sub.consts) if hasattr(sub, "consts") else (sub, ())
+            return self.run(inner, consts, [read(v) for v in eqn.invars])
+        return self.jax_node(eqn, read)
+
+    def registry_node(self, eqn, owner, read):
+        op, static_key = owner
+        ins = list(eqn.invars[2:] if op.random else eqn.invars)
+        nd = len(op.dynamic_names)
+        arrays, dyn_vars = ins[: len(ins) - nd], ins[len(ins) - nd:]
+        dyn = []
+        for nm, v in zip(op.dynamic_names, dyn_vars):
+            x = read(v)
+            if not isinstance(x, _Const) or x.value.size != 1:
+                raise ExportError(
+                    f"{op.name}: attribute '{nm}' is computed from the inputs inside the "
+                    f"forward; an exported graph needs it as a constant"
+                )
+            dyn.append(x.value.item())
+        dyn = tuple(dyn)
+        if self.remove_amp_cast and op.name in _IDENTITY:
+            return [read(v) for v in arrays][: len(eqn.outvars)]
+        attrs = op.attr_dict(static_key, dyn)
+        given = {k: v for k, v in attrs.items()
+                 if not k.startswith("_") and _differs(v, op.attrs[k].default)}
+        inputs = [self.entry(read(v)) for v in arrays]
+        node = Node(op, self.fresh(hint_of(op.name)), given, inputs, static_key, dyn)
+        n_res = len(eqn.outvars) - len(op.aux)
+        outs = [(node, i) for i in range(n_res)]
+        if op.aux:  # new auxiliary states: in inference the inputs, unchanged
+            names = op.input_names(attrs, len(arrays))
+            for aux_name in op.aux:
+                k = names.index(aux_name) if aux_name in names else None
+                outs.append(inputs[k] if k is not None else None)
+        return outs
+
+    def jax_node(self, eqn, read):
+        prim = eqn.primitive
+        vals = [read(v) for v in eqn.invars]
+        if all(isinstance(x, _Const) for x in vals):
+            jaxops.primitive(prim.name)
+            return [_Const(o) for o in jaxops.fold(prim, eqn.params, [x.value for x in vals])]
+        jaxops.primitive(prim.name)  # raises a clear error for unsupported primitives
+        attrs = jaxops.encode_params(prim.name, eqn.params)
+        lits, inputs = [], []
+        for i, x in enumerate(vals):
+            if isinstance(x, _Const) and x.value.ndim == 0:
+                lits.append((i, x.value))
+            else:
+                inputs.append(self.entry(x))
+        if lits:
+            attrs["literals"] = jaxops.encode_literals(lits)
+        if prim.multiple_results:
+            attrs["num_outputs"] = str(len(eqn.outvars))
+        op = jaxops.op_for(prim.name, tuple(sorted(attrs)))
+        static_key, dyn = op.parse_attrs(attrs)
+        node = Node(op, self.fresh(prim.name), attrs, inputs, static_key, dyn)
+        return [(node, i) for i in range(len(eqn.outvars))]
+
+
+def _live(jaxpr):
+    """The equations some output depends on (skipping a random op's unused key inputs)."""
+    live = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
+    keep = []
+    for eqn in reversed(jaxpr.eqns):
+        if not any(v in live for v in eqn.outvars):
+            continue
+        keep.append(eqn)
+        ins = eqn.invars
+        if eqn.primitive.name in ("jit", "pjit"):
+            owner = kernel_owner(eqn.params.get("name", ""))
+            if owner is not None and owner[0].random:
+                ins = ins[2:]
+        live.update(v for v in ins if not isinstance(v, Literal))
+    return keep[::-1]
+
+
+def jaxpr_to_symbol(closed, input_names, remove_amp_cast=True):
+    """Convert a closed jaxpr into ``(Symbol, constants)``.
+
+    Parameters
+    ----------
+    closed : jax.extend.core.ClosedJaxpr
+        The traced inference function; its inputs are named by ``input_names``
+        (parameters by structural name, data inputs ``data``/``data0``..).
+    input_names : list of str
+    remove_amp_cast : bool
+        Drop ``amp_cast``/``amp_multicast`` nodes, as MXNet's export does.
+
+    Returns
+    -------
+    symbol : Symbol
+        A group of the outputs (one symbol for one output).
+    consts : dict
+        ``{'_const0': numpy array}`` for constant arrays the graph reads.
+    """
+    conv = _Converter(remove_amp_cast)
+    conv.used.update(input_names)
+    ins = [(Node(None, n), 0) for n in input_names]
+    outs = conv.run(closed.jaxpr, closed.consts, ins)
+    heads = []
+    for o in outs:
+        if o is None:
+            raise ExportError("an output of the forward is an auxiliary-state update")
+        heads.append(conv.entry(o))
+    return Symbol(heads), conv.consts

@@ -1,0 +1,55 @@
+"""One ``jax.jit``-compiled optimizer update of many weights (Trainer and Module).
+
+The per-weight learning rates, weight decays and update counts are traced
+arguments, so learning-rate schedules never recompile; one program is cached
+per set of updated indices.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from . import random as _random
+
+__all__ = ["apply_update", "make_update"]
+
+
+def make_update(o, n):
+    """The pure update of ``n`` weights with optimizer ``o``."""
+
+    def update(ws, gs, states, lrs, wds, ts, rescale, key):
+        new_w, new_s = [], []
+        for k in range(n):
+            g = o.preprocess(gs[k].astype(ws[k].dtype), rescale)
+            sub = jax.random.fold_in(key, k) if key is not None else None
+            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], ts[k], sub)
+            new_w.append(w.astype(ws[k].dtype))
+            new_s.append(s)
+        return new_w, new_s
+
+    return update
+
+
+def apply_update(o, indices, weights, grads, states, cache):
+    """Count the update of ``indices`` and run it: ``(new_weights, new_states)``.
+
+    Parameters
+    ----------
+    o : Optimizer
+    indices : list of int
+        Optimizer indices of the weights (for lr/wd multipliers and counts).
+    weights, grads : list of jax arrays
+    states : list of optimizer states (pytrees of jax arrays)
+    cache : dict
+        Holds the compiled programs (one per tuple of indices).
+    """
+    o._update_count(indices)
+    lrs, wds = o.lrs_wds(indices)
+    ts = np.array([o._index_update_count[i] for i in indices], np.int32)
+    key = tuple(indices)
+    fn = cache.get(key)
+    if fn is None:
+        fn = cache[key] = jax.jit(make_update(o, len(indices)))
+    return fn(weights, grads, states, lrs, wds, ts, np.float32(o.rescale_grad),
+              _random.next_key() if o.needs_key() else None)
