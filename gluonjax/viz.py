@@ -52,7 +52,7 @@ def _internal_shapes(symbol, shape):
         _, out_shapes, _ = internals.infer_shape(**shape)
     if out_shapes is None:
         raise ValueError("Input shape is incomplete")
-    return dict(zip(internals.list_outputs(), out_shapes))
+    return dict(zip(internals.list_outputs(), out_shapes, strict=True))
 
 
 def _internal_types(symbol, dtype):
@@ -60,7 +60,7 @@ def _internal_types(symbol, dtype):
     _, out_types, _ = internals.infer_type(**dtype)
     if out_types is None or any(t is None for t in out_types):
         raise ValueError("Input type is incomplete")
-    return dict(zip(internals.list_outputs(), (np.dtype(t).name for t in out_types)))
+    return dict(zip(internals.list_outputs(), (np.dtype(t).name for t in out_types), strict=True))
 
 
 def _out_key(node):
@@ -71,7 +71,7 @@ def _out_key(node):
 # ---------------------------------------------------------------- print_summary
 def _print_row(fields, positions):
     line = ""
-    for field, pos in zip(fields, positions):
+    for field, pos in zip(fields, positions, strict=False):
         line = (line + str(field))[:pos]
         line += " " * (pos - len(line))
     print(line)
@@ -203,8 +203,15 @@ def _edge_label(src, shape_dict, type_dict):
     return label
 
 
-def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None,
-                 node_attrs={}, hide_weights=True):  # noqa: B006
+def plot_network(
+    symbol,
+    title="plot",
+    save_format="pdf",
+    shape=None,
+    dtype=None,
+    node_attrs={},  # noqa: B006 (MXNet's signature; never mutated)
+    hide_weights=True,
+):
     """Draw ``symbol``'s graph as a ``graphviz.Digraph``, as MXNet 1.9.1 does.
 
     Parameters

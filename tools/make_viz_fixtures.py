@@ -5,7 +5,8 @@ Run with the reference interpreter::
     .venv-mxnet/bin/python tools/make_viz_fixtures.py [--out FILE]
 
 Each case is Python source that builds ``net`` with ``mx.sym`` (it runs the
-same under ``import gluonjax as mx``, inside a fresh ``mx.name.NameManager()``), plus lists of ``plot_network`` and
+same under ``import gluonjax as mx``; both run it inside a fresh
+``mx.name.NameManager()``), plus lists of ``plot_network`` and
 ``print_summary`` keyword arguments. Output (default ``tests/fixtures/viz.json``):
 a list of ``{"id", "code", "plots": [{"kwargs", "source"}], "summaries":
 [{"kwargs", "text"}]}``; ``kwargs`` values are JSON (shapes as lists).

@@ -7,6 +7,7 @@ from .hybrid import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter
 from .parameter_dict import ParameterDict
 from .trainer import Trainer
+from .symbol_block import SymbolBlock
 
 __all__ = ["Block", "HybridBlock", "Parameter", "Constant", "ParameterDict", "nn", "utils", "Trainer",
-           "DeferredInitializationError"]
+           "DeferredInitializationError", "SymbolBlock"]

@@ -254,6 +254,20 @@ class HybridBlock(Block):
         """Infer deferred parameter shapes from example inputs."""
         self._deferred_init([to_ndarray(a) for a in args])
 
+    def export(self, path, epoch=0, remove_amp_cast=True, example_inputs=None, **kwargs):
+        """Save ``path-symbol.json``, ``path-%04d.params`` and a StableHLO artifact.
+
+        Run the block once first (or pass ``example_inputs=[x]``). Parameters are
+        named by structural name ('0.weight'); ``path-%04d.stablehlo`` with its
+        ``.manifest.json`` runs with :mod:`gluonjax.deploy` and only jax. Keyword
+        options: ``stablehlo=True``, ``dynamic_batch=True``, ``stablehlo_text=False``
+        (also ``path-%04d.mlir``), ``iree=False`` (fixed-batch IREE module).
+        Returns the list of files written.
+        """
+        from .._export import export_block
+
+        return export_block(self, path, epoch, remove_amp_cast, example_inputs, **kwargs)
+
 
 def _as_ndarray(a):
     v = getattr(a, "_value", None)

@@ -22,6 +22,9 @@ _generate(globals())
 _install_fluent()
 
 from . import random  # noqa: E402
+from .. import contrib as _contrib_mod  # noqa: E402
+
+contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "nd")
 from ._io import load, save  # noqa: E402
 
 

@@ -334,7 +334,7 @@ FLUENT = (
     "round rint trunc fix relu sigmoid softmax log_softmax softmin clip transpose expand_dims "
     "squeeze flatten tile repeat flip swapaxes split slice slice_axis slice_like take pick "
     "one_hot broadcast_like broadcast_axes reshape_like diag pad shape_array size_array "
-    "depth_to_space space_to_depth dot"
+    "depth_to_space space_to_depth dot zeros_like ones_like broadcast_to"
 ).split()
 
 

@@ -13,6 +13,7 @@ from ._json import fromjson, load, load_json
 from .symbol import Group, Symbol, Variable, create, var
 
 _ops_bridge.install()
+from . import _bind  # noqa: E402,F401  (installs Symbol.bind/simple_bind/eval)
 
 
 def _make(op, called):
@@ -67,3 +68,7 @@ def _install_fluent():
 _install_fluent()
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "fromjson"]
+
+from .. import contrib as _contrib_mod  # noqa: E402
+
+contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "sym")

@@ -71,8 +71,42 @@ def _spec(op, node, in_shapes, in_dtypes):
     return list(res) if isinstance(res, (tuple, list)) else [res]
 
 
+class _Unknown:
+    """An output whose shape or dtype is unknown (None)."""
+
+    def __init__(self, dtype, shape=None):
+        self.dtype = dtype
+        self.shape = shape
+
+
+def _rule_dtype(op, node, attrs, ref):
+    """Output dtype without running the op: its ``dtype`` attribute or the input dtype."""
+    dt = attrs.get("dtype") if op.name in _DTYPE_OUT or not node.inputs else None
+    return dtype_of(dt) if dt else ref
+
+
+# ops whose ``dtype`` attribute is their output dtype (used when shapes are unknown)
+_DTYPE_OUT = ("Cast", "amp_cast", "one_hot", "Embedding")
+# MXNet keeps these parameters in float32 when the data is float16
+_F32_PARAMS = {n: ("gamma", "beta", "moving_mean", "moving_var")
+               for n in ("BatchNorm", "BatchNorm_v1", "_contrib_SyncBatchNorm")}
+
+
+def _known(shape):
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def _in_dtype(op, attrs, name, ref):
+    """The dtype an untyped variable input ``name`` takes, given the data dtype ``ref``."""
+    if op.name == "Embedding" and name == "weight":
+        return dtype_of(attrs["dtype"])
+    if ref is not None and ref == np.float16 and name in _F32_PARAMS.get(op.name, ()):
+        return np.dtype(np.float32)
+    return ref
+
+
 def _walk(sym, given_shapes, given_dtypes):
-    """{id(node): [ShapeDtypeStruct or None per output]} and var shapes/dtypes."""
+    """{id(node): [ShapeDtypeStruct or _Unknown per output]} and var shapes/dtypes."""
     info = {}
     var_shape, var_dtype = {}, {}
     for node in topo(sym._outputs):
@@ -88,36 +122,50 @@ def _walk(sym, given_shapes, given_dtypes):
             if src.op is None:
                 return var_shape[id(src)]
             out = info[id(src)][idx]
-            return None if out is None else tuple(out.shape)
+            return None if out.shape is None else tuple(out.shape)
 
         def dtype_of_in(src, idx):
             if src.op is None:
                 return var_dtype[id(src)]
-            out = info[id(src)][idx]
-            return None if out is None else np.dtype(out.dtype)
+            dt = info[id(src)][idx].dtype
+            return None if dt is None else np.dtype(dt)
 
         shapes = [shape_of(s, i) for s, i in node.inputs]
-        if any(s is None for s in shapes) and op.infer_args is not None:
+        if not all(_known(s) for s in shapes) and op.infer_args is not None:
             known = {n: s for n, s in zip(names, shapes) if s is not None}
             try:
                 filled = op.infer_args(attrs, known)
-            except (KeyError, IndexError, TypeError, ValueError):
+            except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
                 filled = {}
             for k, ((src, _), n) in enumerate(zip(node.inputs, names)):
                 if shapes[k] is None and n in filled and src.op is None:
                     var_shape[id(src)] = shapes[k] = tuple(filled[n])
         dtypes = [dtype_of_in(s, i) for s, i in node.inputs]
-        first = next((d for d in dtypes if d is not None), np.dtype(np.float32))
+        ref = next((d for d in dtypes if d is not None), None)
         for k, ((src, _), n) in enumerate(zip(node.inputs, names)):
-            if dtypes[k] is None:
-                dtypes[k] = first
-                if src.op is None:
-                    var_dtype[id(src)] = first
-        if all(s is not None for s in shapes):
-            info[id(node)] = _spec(op, node, shapes, dtypes)
+            if dtypes[k] is None and src.op is None:
+                dtypes[k] = var_dtype[id(src)] = _in_dtype(op, attrs, n, ref)
+        typed = all(d is not None for d in dtypes)
+        if all(_known(s) for s in shapes):
+            f32 = np.dtype(np.float32)
+            res = _spec(op, node, shapes, [f32 if d is None else d for d in dtypes])
+            if not typed:
+                dt = _rule_dtype(op, node, attrs, ref)
+                res = [_Unknown(dt, r.shape) for r in res]
+            info[id(node)] = res
         else:
-            info[id(node)] = [None] * node.num_outputs
+            info[id(node)] = [_Unknown(_rule_dtype(op, node, attrs, ref))] * node.num_outputs
     return info, var_shape, var_dtype
+
+
+def _check_names(sym, given):
+    names = set(sym.list_inputs())
+    unknown = [k for k in given if k not in names]
+    if unknown:
+        raise MXNetError(
+            f"unknown input name(s) {unknown}; the symbol's arguments are "
+            f"{sym.list_arguments()} and auxiliary states {sym.list_auxiliary_states()}"
+        )
 
 
 def _results(sym, info, var_val, attr):
@@ -126,57 +174,52 @@ def _results(sym, info, var_val, attr):
     aux = [var_val[id(nodes[n])] for n in sym.list_auxiliary_states()]
     outs = []
     for node, idx in sym._outputs:
-        if node.op is None:
-            outs.append(var_val[id(node)])
-        else:
-            o = info[id(node)][idx]
-            outs.append(None if o is None else attr(o))
+        outs.append(var_val[id(node)] if node.op is None else attr(info[id(node)][idx]))
     return args, outs, aux
 
 
 def infer_shape(sym, args, kwargs, partial):
-    """``(arg_shapes, out_shapes, aux_shapes)``; with ``partial`` unknowns are ``()``."""
+    """``(arg_shapes, out_shapes, aux_shapes)``; with ``partial`` unknowns are ``()``.
+
+    As in MXNet, a 0 in a shape means an unknown dimension; a full inference that
+    leaves something unknown warns and returns ``(None, None, None)``.
+    """
     given = _by_position(sym, args, kwargs)
+    _check_names(sym, given)
     info, var_shape, _ = _walk(sym, given, {})
-    arg, out, aux = _results(sym, info, var_shape, lambda o: tuple(o.shape))
-    if any(s is None for s in arg + out + aux):
+    shape = lambda o: None if o.shape is None else tuple(o.shape)  # noqa: E731
+    arg, out, aux = _results(sym, info, var_shape, shape)
+    if not all(_known(s) for s in arg + out + aux):
         if partial:
             fix = lambda lst: [() if s is None else s for s in lst]  # noqa: E731
             return fix(arg), fix(out), fix(aux)
-        unknown = [n for n, s in zip(sym.list_arguments(), arg) if s is None]
+        unknown = [f"{n}: {s or ()}" for n, s in zip(sym.list_arguments(), arg) if not _known(s)]
         warnings.warn(
-            f"infer_shape: not enough information; unknown arguments: {unknown}", stacklevel=2
+            "Cannot decide shape for the following arguments (0s in shape means unknown "
+            "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown),
+            stacklevel=3,
         )
         return None, None, None
     return arg, out, aux
 
 
 def infer_type(sym, args, kwargs):
-    """``(arg_types, out_types, aux_types)`` as numpy dtypes."""
-    given = _by_position(sym, args, kwargs)
-    shapes = {}
-    for node in topo(sym._outputs):
-        if node.op is None and _var_shape(node, {}) is None:
-            shapes[node.name] = None
-    _, var_shape, _ = _walk(sym, {}, {})
+    """``(arg_types, out_types, aux_types)`` as numpy type classes.
+
+    Like MXNet, warns and returns ``(None, None, None)`` if an argument's type
+    cannot be decided.
+    """
+    given = {k: v for k, v in _by_position(sym, args, kwargs).items() if v is not None}
+    _check_names(sym, given)
     info, _, var_dtype = _walk(sym, {}, given)
-    arg, out, aux = _results(sym, info, var_dtype, lambda o: np.dtype(o.dtype).type)
-    if any(o is None for o in out):
-        # shapes unknown: propagate dtypes without shapes
-        out = [_forward_dtype(node, idx, var_dtype) for node, idx in sym._outputs]
-    conv = lambda lst: [None if d is None else np.dtype(d).type for d in lst]  # noqa: E731
+    arg, out, aux = _results(sym, info, var_dtype, lambda o: o.dtype)
+    if any(d is None for d in arg + out + aux):
+        unknown = [f"{n}: None" for n, d in zip(sym.list_arguments(), arg) if d is None]
+        warnings.warn(
+            "Cannot decide type for the following arguments. Consider providing them as "
+            "input:\n\t" + "\n\t".join(unknown),
+            stacklevel=3,
+        )
+        return None, None, None
+    conv = lambda lst: [np.dtype(d).type for d in lst]  # noqa: E731
     return conv(arg), conv(out), conv(aux)
-
-
-def _forward_dtype(node, idx, var_dtype, memo=None):
-    memo = {} if memo is None else memo
-    if node.op is None:
-        return var_dtype.get(id(node))
-    if id(node) in memo:
-        return memo[id(node)]
-    attrs = node.attr_dict()
-    ins = [_forward_dtype(s, i, var_dtype, memo) for s, i in node.inputs]
-    dt = attrs.get("dtype") if "dtype" in node.op.attrs else None
-    res = dtype_of(dt) if dt else next((d for d in ins if d is not None), None)
-    memo[id(node)] = res
-    return res

@@ -11,5 +11,6 @@ __all__ = list(_basic_all) + list(_act_all) + list(_conv_all)
 
 from ..block import Block  # noqa: E402,F401
 from ..hybrid import HybridBlock  # noqa: E402,F401
+from ..symbol_block import SymbolBlock  # noqa: E402,F401
 
-__all__ += ["Block", "HybridBlock"]
+__all__ += ["Block", "HybridBlock", "SymbolBlock"]

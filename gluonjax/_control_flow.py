@@ -1,0 +1,173 @@
+"""``F.contrib.cond`` / ``while_loop`` / ``foreach`` for NDArrays and traced Symbols.
+
+Eagerly (``F`` is ``mx.nd``) they run as Python control flow, so autograd records
+each step as usual. Inside a hybridized block (``F`` is ``mx.sym`` and symbols
+carry jax tracers) they become ``jax.lax.cond`` / ``lax.scan``, so value-dependent
+control flow compiles. On purely declarative symbols (no values) they raise.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .base import MXNetError
+
+__all__ = ["cond", "while_loop", "foreach"]
+
+
+def _flat(x):
+    return (list(x), True) if isinstance(x, (list, tuple)) else ([x], False)
+
+
+def _unflat(items, was_list):
+    return list(items) if was_list else items[0]
+
+
+class _Kind:
+    """How to go between user values (NDArray / Symbol) and jax arrays."""
+
+    def __init__(self, symbolic):
+        self.symbolic = symbolic
+
+    def raw(self, x):
+        if self.symbolic:
+            v = getattr(x, "_value", None)
+            if v is None:
+                raise MXNetError(
+                    f"F.contrib control flow on the declarative symbol {x!r}: it needs values. "
+                    f"Call the block on NDArrays (hybridized or not); building a symbol graph "
+                    f"with control flow for JSON export is not supported."
+                )
+            return v
+        return x._data
+
+    def wrap(self, v):
+        if self.symbolic:
+            from .symbol.symbol import Symbol, var
+
+            return Symbol(var("_cf")._outputs, value=v)
+        from .ndarray.ndarray import NDArray
+
+        return NDArray(v)
+
+
+def _kind_of(*xs):
+    for x in xs:
+        for v in (x if isinstance(x, (list, tuple)) else [x]):
+            if hasattr(v, "_outputs"):
+                return _Kind(True)
+    return _Kind(False)
+
+
+def cond(pred, then_func, else_func, inputs=None):
+    """``then_func()`` if ``pred`` is non-zero, else ``else_func()``.
+
+    Parameters
+    ----------
+    pred : NDArray or Symbol
+        A one-element condition.
+    then_func, else_func : callable
+        No-argument functions (or functions of ``inputs``) returning an array or a
+        list of arrays with the same shapes in both branches.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> x = mx.nd.array([2.0])
+    >>> mx.nd.contrib.cond(x > 1, lambda: x * 10, lambda: x).asscalar()
+    20.0
+    """
+    kind = _kind_of(pred)
+    args = () if inputs is None else (inputs if isinstance(inputs, (list, tuple)) else (inputs,))
+    if not kind.symbolic:
+        return then_func(*args) if bool(pred.asnumpy().reshape(-1)[0]) else else_func(*args)
+    shape_of = {}
+
+    def branch(fn):
+        def run(_):
+            out, was_list = _flat(fn(*args))
+            shape_of["list"] = was_list
+            return [kind.raw(o) for o in out]
+
+        return run
+
+    p = kind.raw(pred).reshape(-1)[0] != 0
+    res = jax.lax.cond(p, branch(then_func), branch(else_func), None)
+    return _unflat([kind.wrap(r) for r in res], shape_of["list"])
+
+
+def foreach(body, data, init_states):
+    """Scan ``body(data[i], states) -> (out, states)`` over the first axis of ``data``.
+
+    Returns ``(outputs stacked along axis 0, final states)``, as MXNet does.
+    """
+    kind = _kind_of(data, init_states)
+    datas, data_list = _flat(data)
+    states, state_list = _flat(init_states)
+    if not kind.symbolic:
+        outs = []
+        for i in range(datas[0].shape[0]):
+            out, states_new = body(_unflat([d[i] for d in datas], data_list),
+                                   _unflat(states, state_list))
+            states = _flat(states_new)[0]
+            outs.append(_flat(out))
+        from .ndarray import stack
+
+        stacked = [stack(*[o[0][k] for o in outs], axis=0) for k in range(len(outs[0][0]))]
+        return _unflat(stacked, outs[0][1]), _unflat(states, state_list)
+    meta = {}
+
+    def step(carry, xs):
+        out, new = body(_unflat([kind.wrap(x) for x in xs], data_list),
+                        _unflat([kind.wrap(c) for c in carry], state_list))
+        out, meta["out_list"] = _flat(out)
+        return [kind.raw(s) for s in _flat(new)[0]], [kind.raw(o) for o in out]
+
+    carry, ys = jax.lax.scan(step, [kind.raw(s) for s in states], [kind.raw(d) for d in datas])
+    return (_unflat([kind.wrap(y) for y in ys], meta["out_list"]),
+            _unflat([kind.wrap(c) for c in carry], state_list))
+
+
+def while_loop(cond, func, loop_vars, max_iterations=None):
+    """Run ``func(*vars) -> (out, new_vars)`` while ``cond(*vars)``, at most ``max_iterations``.
+
+    Returns ``(outputs stacked to max_iterations rows (zeros after the loop ends),
+    final loop vars)``, as MXNet does.
+    """
+    if max_iterations is None:
+        raise MXNetError("while_loop needs max_iterations (the outputs are stacked to it)")
+    kind = _kind_of(loop_vars)
+    lvars, var_list = _flat(loop_vars)
+    if not kind.symbolic:
+        outs, steps = [], 0
+        while steps < max_iterations and bool(cond(*lvars).asnumpy().reshape(-1)[0]):
+            out, new = func(*lvars)
+            lvars = _flat(new)[0]
+            outs.append(_flat(out)[0])
+            steps += 1
+        from .ndarray import concat, zeros
+
+        if not outs:
+            return [], _unflat(lvars, var_list)
+        stacked = []
+        for k in range(len(outs[0])):
+            rows = [o[k].expand_dims(0) for o in outs]
+            pad = max_iterations - steps
+            if pad:
+                rows.append(zeros((pad,) + outs[0][k].shape, dtype=outs[0][k].dtype))
+            stacked.append(concat(*rows, dim=0))
+        return stacked, _unflat(lvars, var_list)
+
+    def step(carry, _):
+        vals, done = carry
+        syms = [kind.wrap(v) for v in vals]
+        go = jnp.logical_and(~done, kind.raw(cond(*syms)).reshape(-1)[0] != 0)
+        out, new = func(*syms)
+        new_vals = [jnp.where(go, kind.raw(n), v) for n, v in zip(_flat(new)[0], vals)]
+        outs = [jnp.where(go, kind.raw(o), jnp.zeros_like(kind.raw(o))) for o in _flat(out)[0]]
+        return (new_vals, ~go), outs
+
+    (final, _), ys = jax.lax.scan(step, ([kind.raw(v) for v in lvars], jnp.asarray(False)),
+                                  None, length=max_iterations)
+    return [kind.wrap(y) for y in ys], _unflat([kind.wrap(v) for v in final], var_list)

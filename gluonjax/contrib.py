@@ -1,0 +1,17 @@
+"""``nd.contrib`` / ``sym.contrib``: control flow and the registry's ``_contrib_*`` ops."""
+
+from __future__ import annotations
+
+import types
+
+from ._control_flow import cond, foreach, while_loop
+
+
+def namespace(parent, name):
+    """A ``contrib`` module for ``parent`` (nd or sym): control flow + ``_contrib_*`` ops."""
+    mod = types.ModuleType(f"{parent.__name__}.contrib", "Contrib operators and control flow.")
+    mod.cond, mod.foreach, mod.while_loop = cond, foreach, while_loop
+    for attr in dir(parent):
+        if attr.startswith("_contrib_"):
+            setattr(mod, attr[len("_contrib_"):], getattr(parent, attr))
+    return mod
