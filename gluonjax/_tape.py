@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._graph import postorder
 from .base import MXNetError
 
 __all__ = ["Node", "backward", "grad", "mark_variables", "Function"]
@@ -60,21 +61,10 @@ def needs_grad(arr):
 
 
 def _toposort(heads):
-    order, seen = [], set()
-    stack = [(h._node[0], False) for h in heads if h._node is not None]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for p in node.parents:
-            if p._node is not None and id(p._node[0]) not in seen:
-                stack.append((p._node[0], False))
-    return order[::-1]  # heads first
+    """Tape nodes reachable from ``heads``, heads first (users before inputs)."""
+    roots = [h._node[0] for h in heads if h._node is not None]
+    kids = lambda n: [p._node[0] for p in n.parents if p._node is not None]  # noqa: E731
+    return postorder(roots, kids)[::-1]
 
 
 _FUSED: dict = {}

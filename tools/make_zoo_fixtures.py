@@ -156,10 +156,9 @@ class TinyVGG(mx.gluon.HybridBlock):
         with self.name_scope():
             self.features = vision.VGG._make_features(self, layers, filters, batch_norm)
             for _ in range(2):
-                self.features.add(nn.Dense(32, activation="relu", weight_initializer="normal",
-                                           bias_initializer="zeros"))
+                self.features.add(nn.Dense(32, activation="relu"))
                 self.features.add(nn.Dropout(rate=0.5))
-            self.output = nn.Dense(classes, weight_initializer="normal", bias_initializer="zeros")
+            self.output = nn.Dense(classes)
 
     def hybrid_forward(self, F, x):
         return self.output(self.features(x))

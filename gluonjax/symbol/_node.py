@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._graph import postorder
 from .._ops.registry import attr_to_str
 
 
@@ -56,19 +57,4 @@ class Node:
 
 def topo(heads):
     """Nodes reachable from ``heads`` ((node, idx) pairs), inputs before users."""
-    order, seen = [], set()
-    for head, _ in heads:
-        stack = [(head, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            for src, _ in reversed(node.inputs):
-                if id(src) not in seen:
-                    stack.append((src, False))
-    return order
+    return postorder([n for n, _ in heads], lambda n: [src for src, _ in n.inputs])

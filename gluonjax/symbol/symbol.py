@@ -8,15 +8,11 @@ bound and run by the Executor, or exported as MXNet JSON.
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 
 from .. import attribute as _attribute
-from .. import autograd as _ag
-from .. import name as _name
-from .. import random as _random
-from .._ops import registry as _reg
 from ..base import HybridizationError, MXNetError
+from . import _surface
 from ._node import Node, topo
 
 __all__ = ["Symbol", "var", "Variable", "Group", "create", "hint_of"]
@@ -66,13 +62,15 @@ class Symbol:
         if isinstance(index, str):
             names = self.list_outputs()
             if index not in names:
-                raise MXNetError(f"no output named {index!r}; outputs are {names}")
+                raise _surface.SymbolValueError(
+                    f"Cannot find output that matches name {index!r}; outputs are {names}")
             index = names.index(index)
         if isinstance(index, int) and len(self._outputs) > 1 or (
             isinstance(index, int) and self._value is None
         ):
             if not -len(self._outputs) <= index < len(self._outputs):
-                raise MXNetError(f"output index {index} out of range ({len(self._outputs)})")
+                raise _surface.SymbolIndexError(
+                    f"output index {index} out of range ({len(self._outputs)} outputs)")
             value = self._value[index] if isinstance(self._value, list) else None
             return Symbol([self._outputs[index]], value=value)
         from . import _ops_bridge
@@ -81,33 +79,38 @@ class Symbol:
 
     # ------------------------------------------------------------ attributes
     def attr(self, key):
-        """The string attribute ``key`` of this (single) symbol's node, or None."""
-        node = self._outputs[0][0]
-        v = node.extra.get(key, node.extra.get(f"__{key}__"))
-        if v is None and key in node.attrs:
-            v = node.str_attrs()[key]
-        return v
+        """The string attribute ``key`` of this symbol's (first) node, or None."""
+        return _surface.attr(self, key)
 
     def list_attr(self, recursive=False):
-        if recursive:
-            return {k: v for n, d in self.attr_dict().items() for k, v in d.items()}
-        node = self._outputs[0][0]
-        out = dict(node.str_attrs())
-        out.update({k: str(v) for k, v in node.extra.items()})
-        return out
+        """Attributes of this symbol's (first) node as strings."""
+        return _surface.list_attr(self, recursive)
 
     def attr_dict(self):
         """{node name: {attribute: string}} for every node with attributes."""
-        out = {}
-        for node in topo(self._outputs):
-            d = dict(node.str_attrs())
-            d.update({k: str(v) for k, v in node.extra.items()})
-            if d:
-                out[node.name] = d
-        return out
+        return _surface.attr_dict(self)
 
     def _set_attr(self, **kwargs):
-        self._outputs[0][0].extra.update(hidden_keys(kwargs))
+        _surface.set_attr(self, kwargs)
+
+    def debug_str(self):
+        """MXNet's text description of the graph."""
+        return _surface.debug_str(self)
+
+    def __copy__(self):
+        from ._compose import copy_graph
+
+        out = copy_graph(self)
+        out._value = self._value
+        return out
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        from ._json import load_json
+
+        return load_json, (self.tojson(),)
 
     # ------------------------------------------------------------ listing
     def _aux_nodes(self):
@@ -148,9 +151,8 @@ class Symbol:
         return Symbol(outs)
 
     def get_children(self):
-        """The inputs of this symbol's node as a group (None for a variable)."""
-        node = self._outputs[0][0]
-        return Symbol(node.inputs) if node.inputs else None
+        """The inputs of this symbol's node(s) as a group (None for a variable)."""
+        return _surface.get_children(self)
 
     # ------------------------------------------------------------ values
     @property
@@ -271,7 +273,10 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     if init is not None:
         extra["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        extra["__storage_type__"] = str(stype)
+        codes = {"default": 0, "row_sparse": 1, "csr": 2}
+        if stype not in codes:
+            raise MXNetError(f"var(): unknown stype {stype!r}; use one of {list(codes)}")
+        extra["__storage_type__"] = str(codes[stype])
     for k, v in kwargs.items():
         if k.startswith("__") and k.endswith("__"):
             extra[k] = str(v)
@@ -293,106 +298,4 @@ def Group(symbols):
     return Symbol(outs)
 
 
-def _as_input(x, op, iname):
-    """A symbol input: Symbols pass; arrays become constant variables (value mode)."""
-    if isinstance(x, Symbol):
-        if len(x._outputs) != 1:
-            raise MXNetError(f"{op.name}: input '{iname}' is a group of {len(x)} outputs")
-        return x
-    raw = getattr(x, "_data", x)
-    if isinstance(raw, (jax.Array, np.ndarray, int, float)) or hasattr(raw, "aval"):
-        s = Symbol([(Node(None, f"_const_{iname}"), 0)], value=raw)
-        return s
-    raise MXNetError(f"{op.name}: input '{iname}' must be a Symbol, got {type(x).__name__}")
-
-
-_HIDDEN = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
-# initializers MXNet attaches to auto-created inputs (FSetInputVarAttrOnCompose)
-_VAR_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
-_INIT_OPS = {"BatchNorm": _VAR_INIT, "BatchNorm_v1": _VAR_INIT, "_contrib_SyncBatchNorm": _VAR_INIT,
-             "LeakyReLU": {"gamma": '["Constant", {"value": 0.25}]'}}
-
-
-def hidden_keys(attrs):
-    """MXNet stores ``ctx_group``, ``lr_mult``... as ``__ctx_group__``..: normalise keys."""
-    return {f"__{k}__" if k in _HIDDEN else k: str(v) for k, v in (attrs or {}).items()}
-
-
-def _auto_var(op, name, iname, user_attrs, extra):
-    """The variable MXNet creates for a missing input: it inherits the node's attributes."""
-    attrs = {k: v if isinstance(v, str) else _reg.attr_to_str(v) for k, v in user_attrs.items()}
-    attrs.update(extra)
-    init = _INIT_OPS.get(op.name, {}).get(iname)
-    if init is not None:
-        attrs["__init__"] = init
-    return Symbol([(Node(None, f"{name}_{iname}", extra=attrs), 0)])
-
-
-def create(op, args, kwargs, name=None, attr=None, hint=None):
-    """Apply registry ``op`` to symbols: a new node, and its value if inputs have one."""
-    attr_kw = {k: v for k, v in kwargs.items() if k in op.attrs}
-    given = {k: v for k, v in kwargs.items() if k not in op.attrs}
-    if op.variadic:
-        if len(args) == 1 and isinstance(args[0], (list, tuple)):
-            args = tuple(args[0])
-        if "num_args" in op.attrs and attr_kw.get("num_args") in (None, 0):
-            attr_kw["num_args"] = len(args)
-    else:
-        args = _reg.split_positional_attrs(op, args, attr_kw)
-    static_key, dyn = op.parse_attrs(attr_kw)
-    attrs = op.attr_dict(static_key, dyn)
-    name = _name.current().get(name, hint or hint_of(op.name))
-    names = op.input_names(attrs, len(args) if op.variadic else None)
-    if not op.variadic:
-        unknown = [k for k in given if k not in names]
-        if unknown or len(args) > len(names):
-            raise MXNetError(
-                f"{op.name}: unknown input(s) {unknown or args[len(names):]}; inputs are "
-                f"{list(names)}, attributes are {[a for a in op.attrs if a[0] != '_']}"
-            )
-    extra = hidden_keys(_attribute.current().get(attr))
-    user_attrs = {k: v for k, v in attr_kw.items() if not k.startswith("_")}
-    inputs = []
-    for i, iname in enumerate(names):
-        x = args[i] if i < len(args) else given.get(iname)
-        inputs.append(_auto_var(op, name, iname, user_attrs, extra) if x is None
-                      else _as_input(x, op, iname))
-    node = Node(op, name, user_attrs, [s._outputs[0] for s in inputs], static_key, dyn, extra)
-    outs = [Symbol([(node, i)]) for i in range(node.visible())]
-    if all(s._value is not None for s in inputs):
-        _compute(op, node, inputs, outs)
-    if len(outs) == 1:
-        return outs[0]
-    group = Symbol([(node, i) for i in range(len(outs))])
-    if outs[0]._value is not None:
-        group._value = [o._value for o in outs]
-    return group
-
-
-def _compute(op, node, inputs, outs):
-    """Run the op's kernel on the inputs' values (inside a trace: on tracers)."""
-    key = node.static_key
-    if op.mode:
-        key = key[:-1] + (_ag.is_training(),)
-    vals = [s._value for s in inputs]
-    if op.random:
-        vals[0:0] = _random.key_and_counter()
-    vals.extend(node.dyn)
-    try:
-        res = op.kernel(key)(*vals)
-    except MXNetError:
-        raise
-    except Exception as err:
-        if "Tracer" in type(err).__name__ or "Concretization" in type(err).__name__:
-            raise
-        raise op.fail(err, vals, key) from None
-    if op.aux:
-        res, new_aux = res
-        names = op.input_names(node.attr_dict(), len(inputs))
-        for nm, value in zip(op.aux, new_aux):
-            if nm in names:
-                inputs[names.index(nm)]._value = value
-    res = list(res) if isinstance(res, (tuple, list)) else [res]
-    for o, r in zip(outs, res):
-        o._value = r
-
+from ._create import _as_input, _compute, create, hidden_keys  # noqa: E402,F401  (needs Symbol)

@@ -1,0 +1,128 @@
+"""Symbol construction: apply a registry op to symbols (``create``).
+
+A missing input becomes a variable ``<name>_<input>`` that inherits the node's
+attributes (and MXNet's initializer for BatchNorm statistics / PReLU gamma), as
+MXNet's composition does; attribute keys MXNet hides (``ctx_group``,
+``lr_mult``...) are stored as ``__key__``.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from .. import attribute as _attribute
+from .. import autograd as _ag
+from .. import name as _name
+from .. import random as _random
+from .._ops import registry as _reg
+from ..base import MXNetError
+from ._json import HIDDEN_KEYS as _HIDDEN
+from ._node import Node
+from .symbol import Symbol, hint_of
+
+__all__ = ["create", "hidden_keys"]
+
+
+def _as_input(x, op, iname):
+    """A symbol input: Symbols pass; arrays become constant variables (value mode)."""
+    if isinstance(x, Symbol):
+        if len(x._outputs) != 1:
+            raise MXNetError(f"{op.name}: input '{iname}' is a group of {len(x)} outputs")
+        return x
+    raw = getattr(x, "_data", x)
+    if isinstance(raw, (jax.Array, np.ndarray, int, float)) or hasattr(raw, "aval"):
+        s = Symbol([(Node(None, f"_const_{iname}"), 0)], value=raw)
+        return s
+    raise MXNetError(f"{op.name}: input '{iname}' must be a Symbol, got {type(x).__name__}")
+
+
+# initializers MXNet attaches to auto-created inputs (FSetInputVarAttrOnCompose)
+_VAR_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
+_INIT_OPS = {"BatchNorm": _VAR_INIT, "BatchNorm_v1": _VAR_INIT, "_contrib_SyncBatchNorm": _VAR_INIT,
+             "LeakyReLU": {"gamma": '["Constant", {"value": 0.25}]'}}
+
+
+def hidden_keys(attrs):
+    """MXNet stores ``ctx_group``, ``lr_mult``... as ``__ctx_group__``..: normalise keys."""
+    return {f"__{k}__" if k in _HIDDEN else k: str(v) for k, v in (attrs or {}).items()}
+
+
+def _auto_var(op, name, iname, user_attrs, extra):
+    """The variable MXNet creates for a missing input: it inherits the node's attributes."""
+    attrs = {k: v if isinstance(v, str) else _reg.attr_to_str(v) for k, v in user_attrs.items()}
+    attrs.update(extra)
+    init = _INIT_OPS.get(op.name, {}).get(iname)
+    if init is not None:
+        attrs["__init__"] = init
+    return Symbol([(Node(None, f"{name}_{iname}", extra=attrs), 0)])
+
+
+def create(op, args, kwargs, name=None, attr=None, hint=None):
+    """Apply registry ``op`` to symbols: a new node, and its value if inputs have one."""
+    attr_kw = {k: v for k, v in kwargs.items() if k in op.attrs}
+    given = {k: v for k, v in kwargs.items() if k not in op.attrs}
+    if op.variadic:
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        if "num_args" in op.attrs and attr_kw.get("num_args") in (None, 0):
+            attr_kw["num_args"] = len(args)
+    else:
+        args = _reg.split_positional_attrs(op, args, attr_kw)
+    static_key, dyn = op.parse_attrs(attr_kw)
+    attrs = op.attr_dict(static_key, dyn)
+    name = _name.current().get(name, hint or hint_of(op.name))
+    names = op.input_names(attrs, len(args) if op.variadic else None)
+    if not op.variadic:
+        unknown = [k for k in given if k not in names]
+        if unknown or len(args) > len(names):
+            raise MXNetError(
+                f"{op.name}: unknown input(s) {unknown or args[len(names):]}; inputs are "
+                f"{list(names)}, attributes are {[a for a in op.attrs if a[0] != '_']}"
+            )
+    extra = hidden_keys(_attribute.current().get(attr))
+    user_attrs = {k: v for k, v in attr_kw.items() if not k.startswith("_")}
+    inputs = []
+    for i, iname in enumerate(names):
+        x = args[i] if i < len(args) else given.get(iname)
+        inputs.append(_auto_var(op, name, iname, user_attrs, extra) if x is None
+                      else _as_input(x, op, iname))
+    node = Node(op, name, user_attrs, [s._outputs[0] for s in inputs], static_key, dyn, extra)
+    outs = [Symbol([(node, i)]) for i in range(node.visible())]
+    if all(s._value is not None for s in inputs):
+        _compute(op, node, inputs, outs)
+    if len(outs) == 1:
+        return outs[0]
+    group = Symbol([(node, i) for i in range(len(outs))])
+    if outs[0]._value is not None:
+        group._value = [o._value for o in outs]
+    return group
+
+
+def _compute(op, node, inputs, outs):
+    """Run the op's kernel on the inputs' values (inside a trace: on tracers)."""
+    key = node.static_key
+    if op.mode:
+        key = key[:-1] + (_ag.is_training(),)
+    vals = [s._value for s in inputs]
+    if op.random:
+        vals[0:0] = _random.key_and_counter()
+    vals.extend(node.dyn)
+    try:
+        res = op.kernel(key)(*vals)
+    except MXNetError:
+        raise
+    except Exception as err:
+        if "Tracer" in type(err).__name__ or "Concretization" in type(err).__name__:
+            raise
+        raise op.fail(err, vals, key) from None
+    if op.aux:
+        res, new_aux = res
+        names = op.input_names(node.attr_dict(), len(inputs))
+        for nm, value in zip(op.aux, new_aux):
+            if nm in names:
+                inputs[names.index(nm)]._value = value
+    res = list(res) if isinstance(res, (tuple, list)) else [res]
+    for o, r in zip(outs, res):
+        o._value = r
+
