@@ -25,8 +25,10 @@ from . import optimizer  # noqa: E402
 from . import lr_scheduler  # noqa: E402
 from . import gluon  # noqa: E402
 from . import metric  # noqa: E402
-from . import io  # noqa: E402
+from . import io, executor, callback, model, module  # noqa: E402
+from . import module as mod  # noqa: E402
 from . import viz  # noqa: E402
+from .attribute import AttrScope  # noqa: E402
 from .base import MXNetError  # noqa: E402
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "nd",
     "ndarray",
     "MXNetError",
+    "AttrScope",
     "name",
     "attribute",
     "sym",

@@ -7,12 +7,11 @@ module level (and jax inside :func:`load`), so it can be copied next to the
 artifact and used where gluonjax is not installed. :func:`load_iree` runs the
 IREE module (``export(..., iree=True)``) with ``iree.runtime`` and no jax.
 
-Examples
---------
->>> import deploy                                   # doctest: +SKIP
->>> f = deploy.load("tony_mlp")                     # doctest: +SKIP
->>> f(np.zeros((3, 512), np.float32)).shape         # doctest: +SKIP
-(3, 2)
+Example (next to ``tony_mlp-0000.*``)::
+
+    import deploy
+    f = deploy.load("tony_mlp")
+    y = f(np.zeros((3, 512), np.float32))  # any batch size: (3, 2)
 """
 
 from __future__ import annotations
@@ -38,8 +37,16 @@ class DeployError(ValueError):
 # gluonjax (tests/export check that both readers agree on the same files).
 _LIST_MAGIC = 0x112
 _V1, _V2, _V3 = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
-_FLAGS = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-          6: "int64", 7: "bool"}
+_FLAGS = {
+    0: "float32",
+    1: "float64",
+    2: "float16",
+    3: "uint8",
+    4: "int32",
+    5: "int8",
+    6: "int64",
+    7: "bool",
+}
 _DEV_TYPES = (1, 2, 3, 5)
 
 
@@ -49,9 +56,11 @@ class _Bytes:
 
     def take(self, n, what):
         if n < 0 or n > len(self.buf) - self.pos:
-            raise DeployError(f"{self.source}: truncated at byte {self.pos} reading {what} "
-                              f"({n} bytes needed, {len(self.buf) - self.pos} left)")
-        out = self.buf[self.pos:self.pos + n]
+            raise DeployError(
+                f"{self.source}: truncated at byte {self.pos} reading {what} "
+                f"({n} bytes needed, {len(self.buf) - self.pos} left)"
+            )
+        out = self.buf[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -108,13 +117,13 @@ def read_params(path):
         raise DeployError(f"{r.source}: {len(r.buf) - r.pos} trailing bytes")
     if len(set(names)) != len(names):
         raise DeployError(f"{r.source}: duplicate array names")
-    return dict(zip(names, arrays))
+    return dict(zip(names, arrays, strict=True))
 
 
 # ----------------------------------------------------------------------------- manifest
 def read_manifest(prefix, epoch=0):
     """The manifest dict of ``prefix-%04d.manifest.json``, checked."""
-    path = "%s-%04d.manifest.json" % (prefix, epoch)
+    path = f"{prefix}-{epoch:04d}.manifest.json"
     try:
         with open(path, encoding="utf-8") as f:
             man = json.load(f)
@@ -137,8 +146,10 @@ def _param_list(man):
         if arr is None:
             raise DeployError(f"parameter {p['key']!r} is missing from {man['params_file']}")
         if list(arr.shape) != p["shape"] or arr.dtype.name != p["dtype"]:
-            raise DeployError(f"parameter {p['name']!r} is {arr.shape} {arr.dtype}, the "
-                              f"artifact expects {tuple(p['shape'])} {p['dtype']}")
+            raise DeployError(
+                f"parameter {p['name']!r} is {arr.shape} {arr.dtype}, the "
+                f"artifact expects {tuple(p['shape'])} {p['dtype']}"
+            )
         out.append(arr)
     return out
 
@@ -146,16 +157,20 @@ def _param_list(man):
 def _check_inputs(man, inputs, fixed_batch=None):
     spec = man["inputs"]
     if len(inputs) != len(spec):
-        raise DeployError(f"expected {len(spec)} input(s) {[s['name'] for s in spec]}, "
-                          f"got {len(inputs)}")
-    for x, s in zip(inputs, spec):
+        raise DeployError(
+            f"expected {len(spec)} input(s) {[s['name'] for s in spec]}, got {len(inputs)}"
+        )
+    for x, s in zip(inputs, spec, strict=True):
         shape = list(np.shape(x))
         want = [fixed_batch if isinstance(d, str) and fixed_batch else d for d in s["shape"]]
-        ok = len(shape) == len(want) and all(isinstance(w, str) or w == d
-                                             for w, d in zip(want, shape))
+        ok = len(shape) == len(want) and all(
+            isinstance(w, str) or w == d for w, d in zip(want, shape, strict=True)
+        )
         if not ok or np.dtype(getattr(x, "dtype", None) or np.float64).name != s["dtype"]:
-            raise DeployError(f"input {s['name']!r} must be {tuple(want)} {s['dtype']}, got "
-                              f"{tuple(shape)} {getattr(x, 'dtype', type(x).__name__)}")
+            raise DeployError(
+                f"input {s['name']!r} must be {tuple(want)} {s['dtype']}, got "
+                f"{tuple(shape)} {getattr(x, 'dtype', type(x).__name__)}"
+            )
 
 
 class _Deployed:
@@ -164,9 +179,17 @@ class _Deployed:
     def __init__(self, man, call, params, exported=None):
         self.manifest, self._call, self.params, self.exported = man, call, params, exported
         self.input_names = [s["name"] for s in man["inputs"]]
+        self._checked = set()  # input signatures already validated
 
     def __call__(self, *inputs):
-        _check_inputs(self.manifest, inputs, self.manifest.get("_fixed_batch"))
+        try:
+            sig = tuple((x.shape, x.dtype) for x in inputs)
+        except AttributeError:
+            sig = None
+        if sig is None or sig not in self._checked:
+            _check_inputs(self.manifest, inputs, self.manifest.get("_fixed_batch"))
+            if sig is not None:
+                self._checked.add(sig)
         outs = self._call(self.params, inputs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -189,11 +212,13 @@ def load(prefix, epoch=0):
         raise DeployError(f"cannot read artifact {path}: {err}") from None
     n_p = len(man["params"])
     if len(exported.in_avals) != n_p + len(man["inputs"]):
-        raise DeployError(f"{path} takes {len(exported.in_avals)} arrays, the manifest lists "
-                          f"{n_p} parameters and {len(man['inputs'])} inputs")
+        raise DeployError(
+            f"{path} takes {len(exported.in_avals)} arrays, the manifest lists "
+            f"{n_p} parameters and {len(man['inputs'])} inputs"
+        )
     params = [jax.device_put(p) for p in _param_list(man)]
     run = jax.jit(lambda ps, xs: exported.call(*ps, *xs))
-    return _Deployed(man, lambda ps, xs: run(ps, tuple(xs)), params, exported)
+    return _Deployed(man, run, params, exported)
 
 
 def load_iree(prefix, epoch=0, driver="local-task"):

@@ -72,17 +72,17 @@ class Executor:
     @property
     def arg_dict(self):
         """{argument name: NDArray}."""
-        return dict(zip(self._arg_names, self.arg_arrays))
+        return dict(zip(self._arg_names, self.arg_arrays, strict=False))
 
     @property
     def grad_dict(self):
         """{argument name: gradient NDArray or None (grad_req 'null')}."""
-        return dict(zip(self._arg_names, self.grad_arrays))
+        return dict(zip(self._arg_names, self.grad_arrays, strict=False))
 
     @property
     def aux_dict(self):
         """{auxiliary state name: NDArray}."""
-        return dict(zip(self._aux_names, self.aux_arrays))
+        return dict(zip(self._aux_names, self.aux_arrays, strict=False))
 
     @property
     def outputs(self):
@@ -97,11 +97,11 @@ class Executor:
     @property
     def output_dict(self):
         """{output name: NDArray}."""
-        return dict(zip(self._output_names, self.outputs))
+        return dict(zip(self._output_names, self.outputs, strict=False))
 
     def _values(self):
-        args = {n: a._data for n, a in zip(self._arg_names, self.arg_arrays)}
-        aux = {n: a._data for n, a in zip(self._aux_names, self.aux_arrays)}
+        args = {n: a._data for n, a in zip(self._arg_names, self.arg_arrays, strict=False)}
+        aux = {n: a._data for n, a in zip(self._aux_names, self.aux_arrays, strict=False)}
         return args, aux
 
     def _key(self, peek=False):
@@ -136,10 +136,10 @@ class Executor:
         if self._outputs is None or len(self._outputs) != len(outs):
             self._outputs = [NDArray(o) for o in outs]
         else:
-            for arr, o in zip(self._outputs, outs):
+            for arr, o in zip(self._outputs, outs, strict=False):
                 arr._data, arr._node = o, None
         if is_train:
-            for name, arr in zip(self._aux_names, self.aux_arrays):
+            for name, arr in zip(self._aux_names, self.aux_arrays, strict=False):
                 if name in new_aux:
                     arr._data, arr._node = new_aux[name].astype(arr.dtype), None
         if self._monitor is not None:
@@ -160,7 +160,8 @@ class Executor:
         """
         outs = self.outputs
         if out_grads is None:
-            bad = [n for n, ok in zip(self._output_names, self._program.no_head) if not ok]
+            pairs = zip(self._output_names, self._program.no_head, strict=False)
+            bad = [n for n, ok in pairs if not ok]
             if bad:
                 raise MXNetError(
                     f"backward() needs out_grads: output(s) {bad} are not loss outputs, so a "
@@ -176,14 +177,15 @@ class Executor:
             if len(out_grads) != len(outs):
                 raise BindError(f"backward: {len(out_grads)} out_grads for {len(outs)} outputs")
             heads = []
-            for name, g, o in zip(self._output_names, out_grads, outs):
+            for name, g, o in zip(self._output_names, out_grads, outs, strict=False):
                 shape = tuple(np.shape(g) if not isinstance(g, NDArray) else g.shape)
                 if shape != o.shape:
                     raise BindError(f"backward: out_grad of '{name}' has shape {shape}, the "
                                     f"output has {o.shape}")
                 heads.append(_raw(g))
         diff, add = [], []
-        for name, garr, arr in zip(self._arg_names, self.grad_arrays, self.arg_arrays):
+        triples = zip(self._arg_names, self.grad_arrays, self.arg_arrays, strict=False)
+        for name, garr, arr in triples:
             req = self._grad_req.get(name, "null")
             if garr is None or req == "null" or not jnp.issubdtype(arr.dtype, jnp.inexact):
                 continue
@@ -243,7 +245,7 @@ class Executor:
         arg_shapes, _, aux_shapes = infer_all(self._symbol, kwargs)
         new_args, new_grads, new_aux = [], [], []
         for name, shape, arr, garr in zip(self._arg_names, arg_shapes, self.arg_arrays,
-                                          self.grad_arrays):
+                                          self.grad_arrays, strict=False):
             if not (partial_shaping or name in kwargs or shape == arr.shape):
                 raise BindError(
                     f"Shape of unspecified arg: {name} changed. This can cause the new executor "
@@ -252,7 +254,7 @@ class Executor:
                     f"warning.")
             new_args.append(_resized(name, arr, shape, allow_up_sizing))
             new_grads.append(None if garr is None else _resized(name, garr, shape, allow_up_sizing))
-        for name, shape, arr in zip(self._aux_names, aux_shapes, self.aux_arrays):
+        for name, shape, arr in zip(self._aux_names, aux_shapes, self.aux_arrays, strict=False):
             if not (partial_shaping or shape == arr.shape):
                 raise BindError(f"Shape of unspecified aux: {name} changed; set "
                                 f"partial_shaping=True if this is intended.")
@@ -273,7 +275,7 @@ class Executor:
                 callback(name, NDArray(value))
         names, values = self._program.internals(args, aux, key, counter, is_train)
         arg_set = set(args) | set(aux)
-        for name, value in zip(names, values):
+        for name, value in zip(names, values, strict=False):
             if name not in arg_set:
                 callback(name, NDArray(value))
 

@@ -58,9 +58,10 @@ def _internal_shapes(symbol, shape):
 def _internal_types(symbol, dtype):
     internals = symbol.get_internals()
     _, out_types, _ = internals.infer_type(**dtype)
-    if out_types is None or any(t is None for t in out_types):
+    if out_types is None:
         raise ValueError("Input type is incomplete")
-    return dict(zip(internals.list_outputs(), (np.dtype(t).name for t in out_types), strict=True))
+    names = internals.list_outputs()
+    return {n: np.dtype(t).name for n, t in zip(names, out_types, strict=True) if t is not None}
 
 
 def _out_key(node):

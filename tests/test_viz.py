@@ -29,17 +29,6 @@ graphviz = pytest.importorskip("graphviz")
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "viz.json"
 CASES = {c["id"]: c for c in json.loads(FIXTURE.read_text())}
 
-# (case, plot index) -> reason: known differences caused outside gluonjax.viz
-KNOWN = {
-    ("convnet", 2): "infer_type without input shapes gives label variables float32, "
-    "MXNet infers float16 from SoftmaxOutput's data (symbol/_infer.py)",
-    ("basic", 0): "auto-name of mx.sym.broadcast_to is 'broadcastto0', MXNet 'broadcast_to0' "
-    "(symbol/symbol.py hint_of strips underscores)",
-    ("basic", 1): "same auto-name difference (broadcast_to0)",
-    ("basic", "s0"): "same auto-name difference (broadcast_to0)",
-    ("basic", "s1"): "same auto-name difference (broadcast_to0)",
-}
-
 
 def build(case_id):
     env = {"mx": mx}
@@ -127,26 +116,12 @@ def test_parse_dot_reads_quoted_multiline_labels():
 
 # ------------------------------------------------------------------ vs MXNet
 PLOT_PARAMS = [
-    pytest.param(
-        cid,
-        k,
-        id=f"{cid}-{k}",
-        marks=[pytest.mark.xfail(reason=KNOWN[(cid, k)], strict=False)]
-        if (cid, k) in KNOWN
-        else [],
-    )
+    pytest.param(cid, k, id=f"{cid}-{k}")
     for cid, c in CASES.items()
     for k in range(len(c["plots"]))
 ]
 SUMMARY_PARAMS = [
-    pytest.param(
-        cid,
-        k,
-        id=f"{cid}-{k}",
-        marks=[pytest.mark.xfail(reason=KNOWN[(cid, f"s{k}")], strict=False)]
-        if (cid, f"s{k}") in KNOWN
-        else [],
-    )
+    pytest.param(cid, k, id=f"{cid}-{k}")
     for cid, c in CASES.items()
     for k in range(len(c["summaries"]))
 ]

@@ -21,9 +21,11 @@ CASES = [
 def run(n, bs, handle, epochs=4):
     data = np.arange(n * 2).reshape(n, 2).astype("int64")
     it = mx.io.NDArrayIter(data, np.arange(n) + 100, batch_size=bs, last_batch_handle=handle)
+    def descs(lst):
+        return [[d.name, list(d.shape), np.dtype(d.dtype).name] for d in lst]
+
     out = {"n": n, "batch_size": bs, "last_batch_handle": handle, "epochs": [],
-           "provide_data": [[d.name, list(d.shape), np.dtype(d.dtype).name] for d in it.provide_data],
-           "provide_label": [[d.name, list(d.shape), np.dtype(d.dtype).name] for d in it.provide_label]}
+           "provide_data": descs(it.provide_data), "provide_label": descs(it.provide_label)}
     for _ in range(epochs):
         batches = []
         for b in it:

@@ -126,6 +126,15 @@ t = mx.sym.Activation(x, act_type='tanh', name='t')
 net = mx.sym.Group([g, nb, nt, f1, f2, f3, gp, p1, t])
 """
 
+GLUON = """
+nn = mx.gluon.nn
+blk = nn.HybridSequential()
+blk.add(nn.Conv2D(4, 3, padding=1), nn.BatchNorm(), nn.Activation('relu'), nn.MaxPool2D(),
+        nn.Conv2D(4, 3, strides=2, use_bias=False), nn.Flatten(), nn.Dense(8, activation='relu'),
+        nn.Dropout(0.5), nn.Dense(3))
+net = blk(mx.sym.var('data'))
+"""
+
 CASES = [
     ("mlp", MLP, [
         {"shape": {"data": [100, 200]}, "node_attrs": {"shape": "oval", "fixedsize": "false"}},
@@ -158,6 +167,8 @@ CASES = [
        "positions": [0.3, 0.6, 0.7, 1.0]}]),
     ("conv_params", CONV_PARAMS, [{}, {"shape": {"Previous Output": [1, 4, 6, 6]}}],
      [{"shape": {"Previous Output": [1, 4, 6, 6]}}, {}]),
+    ("gluon", GLUON, [{"shape": {"data": [2, 3, 8, 8]}}, {"hide_weights": False}],
+     [{"shape": {"data": [2, 3, 8, 8]}}]),
 ]  # fmt: skip
 
 

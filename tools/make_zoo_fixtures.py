@@ -19,9 +19,11 @@ one predict-mode forward, ``export``. Layout of DIR (default
 ``tests/fixtures/zoo``): ``<name>-symbol.json``, ``<name>-0000.params`` and
 ``io.npz`` with ``<name>.x`` (input, float16-exact values stored as float16),
 ``<name>.y`` (predict-mode output), for the models in ``WITH_GRAD``
-``<name>.xgrad`` (d sum(y * head) / dx in predict mode, ``<name>.head``) and,
-for ``resnet1`` only, ``.ytrain`` / ``.aux.<name>`` (training-mode output and
-the running statistics after that one training forward).
+``<name>.gy``, ``<name>.head``, ``<name>.xgrad`` (output of one more forward on ``x``
+in the mode ``WITH_GRAD`` names, and d sum(gy * head) / dx) and,
+for ``resnet1`` only, ``.xtrain`` / ``.ytrain`` / ``.aux.<name>`` (a training-mode
+output and the running statistics after that one training step; MXNet 1.x
+writes them in the backward, gluonjax in the forward).
 """
 
 from __future__ import annotations
@@ -43,7 +45,11 @@ from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2  # no
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "zoo"
 SEED = 7
-WITH_GRAD = ("resnet1", "mobilenet2", "densenet", "inception3", "squeezenet11")
+# input gradients: MXNet 1.9.1's BatchNorm backward in predict mode uses batch statistics
+# (not the gradient of its predict-mode output), so BatchNorm models are differentiated
+# in training mode; they have no Dropout, so that is deterministic.
+WITH_GRAD = {"resnet1": "train", "resnet2": "train",
+             "squeezenet11": "predict", "alexnet": "predict"}
 
 
 class TinySqueezeNet(mx.gluon.HybridBlock):
@@ -221,30 +227,34 @@ def build(name, make, shape, out, io):
             p.set_data(mx.nd.array(base + 0.2 * np.random.randn(*p.shape)))
     for _ in range(3):  # training-mode passes give non-trivial running statistics
         with mx.autograd.record():
-            net(mx.nd.array(np.random.randn(*shape) * 2 + 0.5))
+            y = net(mx.nd.array(np.random.randn(*shape) * 2 + 0.5))
+        y.backward()  # MXNet 1.x updates BatchNorm's running statistics in the backward
     net.hybridize()
     x = np.random.randn(*shape).astype(np.float16).astype(np.float32)  # stored as float16
-    xs = mx.nd.array(x)
-    xs.attach_grad()
-    with mx.autograd.record(train_mode=False):
-        y = net(xs)
-    head = np.random.randn(*y.shape).astype(np.float32)
-    y.backward(mx.nd.array(head))
+    y = net(mx.nd.array(x))
     io[f"{name}.x"] = x.astype(np.float16)
     io[f"{name}.y"] = y.asnumpy()
-    if name in WITH_GRAD:
-        io[f"{name}.head"] = head
-        io[f"{name}.xgrad"] = xs.grad.asnumpy()
     net.export(str(out / name), epoch=0)
-    if name == "resnet1":  # one training forward: batch statistics and updated running stats
+    if name == "resnet1":  # one training step: batch statistics and updated running stats
         xt = np.random.randn(*shape).astype(np.float32)
         with mx.autograd.record(train_mode=True):
             yt = net(mx.nd.array(xt))
+        yt.backward()
         io[f"{name}.xtrain"] = xt
         io[f"{name}.ytrain"] = yt.asnumpy()
         for pname, p in net.collect_params().items():
             if pname.endswith(("running_mean", "running_var")):
                 io[f"{name}.aux.{pname}"] = p.data().asnumpy()
+    if name in WITH_GRAD:
+        xs = mx.nd.array(x)
+        xs.attach_grad()
+        with mx.autograd.record(train_mode=WITH_GRAD[name] == "train"):
+            yg = net(xs)
+        head = np.random.randn(*yg.shape).astype(np.float32)
+        yg.backward(mx.nd.array(head))
+        io[f"{name}.gy"] = yg.asnumpy()
+        io[f"{name}.head"] = head
+        io[f"{name}.xgrad"] = xs.grad.asnumpy()
 
 
 def main():

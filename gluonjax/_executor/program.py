@@ -20,14 +20,8 @@ import jax.numpy as jnp
 
 from ..symbol._eval import graph_function
 
-__all__ = ["Program", "NO_HEAD_OPS"]
+__all__ = ["Program"]
 
-#: ops whose gradient does not use the head gradient (MXNet "loss" outputs), so
-#: ``backward()`` without ``out_grads`` is allowed when every output is one.
-NO_HEAD_OPS = frozenset({
-    "SoftmaxOutput", "LinearRegressionOutput", "MAERegressionOutput",
-    "LogisticRegressionOutput", "SVMOutput", "make_loss", "BlockGrad",
-})
 
 
 class Program:
@@ -37,7 +31,7 @@ class Program:
         self.symbol = symbol
         self.graph = graph_function(symbol)
         self.random = any(n.op is not None and n.op.random for n in self.graph.nodes)
-        self.no_head = [n.op is not None and n.op.name in NO_HEAD_OPS for n, _ in symbol._outputs]
+        self.no_head = [n.op is not None and n.op.head_free for n, _ in symbol._outputs]
         self._fwd = jax.jit(self._forward, static_argnames=("training",))
         self._bwd = {}
         self._internals = None
@@ -74,7 +68,7 @@ class Program:
                 return outs
 
             outs, pull = jax.vjp(f, {n: args[n] for n in diff_names})
-            heads = [jnp.asarray(h).astype(o.dtype) for h, o in zip(heads, outs)]
+            heads = [jnp.asarray(h).astype(o.dtype) for h, o in zip(heads, outs, strict=False)]
             (grads,) = pull(heads)
             for n in add_names:
                 grads[n] = grads[n] + old_grads[n].astype(grads[n].dtype)

@@ -31,12 +31,13 @@ register_loader()
 def block_symbol(block, example_inputs=None, remove_amp_cast=True):
     """``(symbol, {file key: numpy array}, traced)`` for a block (nothing written)."""
     traced = Traced(block, signature_of(block, example_inputs))
-    symbol, consts = jaxpr_to_symbol(traced.jaxpr(), traced.names + traced.input_names,
-                                     remove_amp_cast)
+    symbol, consts = jaxpr_to_symbol(
+        traced.jaxpr(), traced.names + traced.input_names, remove_amp_cast
+    )
     args = set(symbol.list_arguments())
     aux = set(symbol.list_auxiliary_states())
     arrays = {}
-    for name, value in zip(traced.names, traced.values()):
+    for name, value in zip(traced.names, traced.values(), strict=True):
         if name in aux:
             arrays["aux:" + name] = np.asarray(value)
         elif name in args:
@@ -46,14 +47,23 @@ def block_symbol(block, example_inputs=None, remove_amp_cast=True):
     return symbol, arrays, traced
 
 
-def export_block(block, path, epoch=0, remove_amp_cast=True, example_inputs=None,
-                 stablehlo=True, dynamic_batch=True, stablehlo_text=False, iree=False):
+def export_block(
+    block,
+    path,
+    epoch=0,
+    remove_amp_cast=True,
+    example_inputs=None,
+    stablehlo=True,
+    dynamic_batch=True,
+    stablehlo_text=False,
+    iree=False,
+):
     """Write the files of ``HybridBlock.export`` and return their paths (see module doc)."""
     from . import stablehlo as _shlo
 
     path = str(path)
     symbol, arrays, traced = block_symbol(block, example_inputs, remove_amp_cast)
-    prefix = "%s-%04d" % (path, epoch)
+    prefix = f"{path}-{epoch:04d}"
     files = {
         path + "-symbol.json": symbol.tojson().encode("utf-8"),
         prefix + ".params": write_arrays(list(arrays.values()), list(arrays)),
@@ -66,15 +76,25 @@ def export_block(block, path, epoch=0, remove_amp_cast=True, example_inputs=None
 
         def sub_fn(*flat):  # only the parameters the graph reads are inputs
             full = list(values)
-            for i, v in zip(used, flat[: len(used)]):
+            for i, v in zip(used, flat[: len(used)], strict=True):
                 full[i] = v
-            return fn(*full, *flat[len(used):])
+            return fn(*full, *flat[len(used) :])
 
         specs = traced.param_specs()
         names = [traced.names[i] for i in used]
-        files.update(_shlo.build_artifact(
-            sub_fn, names, [key_of[n] for n in names], [specs[i] for i in used], traced,
-            prefix, dynamic_batch=dynamic_batch, stablehlo_text=stablehlo_text, iree=iree))
+        files.update(
+            _shlo.build_artifact(
+                sub_fn,
+                names,
+                [key_of[n] for n in names],
+                [specs[i] for i in used],
+                traced,
+                prefix,
+                dynamic_batch=dynamic_batch,
+                stablehlo_text=stablehlo_text,
+                iree=iree,
+            )
+        )
     for fname, data in files.items():
         atomic_write(fname, data)
     return list(files)

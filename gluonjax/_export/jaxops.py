@@ -32,8 +32,17 @@ PREFIX = "jax."
 _RESERVED = ("literals", "num_outputs")
 # Primitives whose parameters hold sub-programs or side effects: never a jax.* node.
 _UNSUPPORTED = {
-    "cond", "while", "scan", "linear_solve", "custom_linear_solve", "rng_bit_generator",
-    "rng_uniform", "after_all", "create_token", "device_put", "sharding_constraint",
+    "cond",
+    "while",
+    "scan",
+    "linear_solve",
+    "custom_linear_solve",
+    "rng_bit_generator",
+    "rng_uniform",
+    "after_all",
+    "create_token",
+    "device_put",
+    "sharding_constraint",
 }
 
 
@@ -41,7 +50,7 @@ class ExportError(MXNetError):
     """A traced forward cannot be written as a symbol graph."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _table():
     import jax.lax as lax
 
@@ -123,8 +132,10 @@ def encode_params(prim_name, params):
     bad = [k for k in params if k in _RESERVED]
     if bad:
         raise ExportError(f"jax primitive '{prim_name}' has reserved parameter names {bad}")
-    return {k: json.dumps(_encode(v, f"jax.{prim_name}[{k}]"), sort_keys=True)
-            for k, v in sorted(params.items())}
+    return {
+        k: json.dumps(_encode(v, f"jax.{prim_name}[{k}]"), sort_keys=True)
+        for k, v in sorted(params.items())
+    }
 
 
 @functools.lru_cache(maxsize=512)
@@ -135,8 +146,12 @@ def decode_params(items):
 
 def encode_literals(lits):
     """``literals`` attribute: ``[[position, value, dtype], ...]`` for scalar operands."""
-    return json.dumps([[i, _encode(np.asarray(v).item(), "literal"), np.dtype(np.asarray(v).dtype).name]
-                       for i, v in lits])
+    return json.dumps(
+        [
+            [i, _encode(np.asarray(v).item(), "literal"), np.dtype(np.asarray(v).dtype).name]
+            for i, v in lits
+        ]
+    )
 
 
 @functools.lru_cache(maxsize=512)
@@ -159,14 +174,20 @@ def _make_impl(prim):
     return impl
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def op_for(prim_name, attr_names):
     """The (unregistered) Op ``jax.<prim_name>`` with string attributes ``attr_names``."""
     prim = primitive(prim_name)
     attrs = {k: Attr("str", "[]" if k == "literals" else REQUIRED) for k in attr_names}
     nout = (lambda a: int(a.get("num_outputs", 1))) if prim.multiple_results else 1
-    op = Op(name=PREFIX + prim_name, impl=_make_impl(prim), attrs=attrs, variadic=True,
-            num_outputs=nout, doc=f"jax primitive {prim_name} (exported plain jax code)")
+    op = Op(
+        name=PREFIX + prim_name,
+        impl=_make_impl(prim),
+        attrs=attrs,
+        variadic=True,
+        num_outputs=nout,
+        doc=f"jax primitive {prim_name} (exported plain jax code)",
+    )
     return op
 
 
@@ -174,7 +195,7 @@ def load_op(name, attrs):
     """``NODE_LOADERS`` entry: the Op for a ``jax.<primitive>`` node with these attributes."""
     if not name.startswith(PREFIX):
         raise MXNetError(f"not a jax node op: {name!r}")
-    prim_name = name[len(PREFIX):]
+    prim_name = name[len(PREFIX) :]
     keys = tuple(sorted(k for k in (attrs or {}) if not (k.startswith("__") and k.endswith("__"))))
     return op_for(prim_name, keys)
 

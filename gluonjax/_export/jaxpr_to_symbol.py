@@ -25,9 +25,15 @@ from .jaxops import ExportError
 
 __all__ = ["jaxpr_to_symbol"]
 
-_INLINE = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
-           "custom_vjp_call_jaxpr": "fun_jaxpr", "closed_call": "call_jaxpr",
-           "core_call": "call_jaxpr", "checkpoint": "jaxpr", "remat": "jaxpr"}
+_INLINE = {
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+    "custom_vjp_call_jaxpr": "fun_jaxpr",
+    "closed_call": "call_jaxpr",
+    "core_call": "call_jaxpr",
+    "checkpoint": "jaxpr",
+    "remat": "jaxpr",
+}
 _IDENTITY = ("amp_cast", "amp_multicast")
 
 
@@ -57,6 +63,14 @@ class _Converter:
         self.consts = {}  # variable name -> numpy array
 
     # -- naming
+    def node_name(self, eqn, op):
+        """The MXNet name the traced symbol gave this call (``dense0_fwd``), else a fresh one."""
+        scope = str(getattr(eqn.source_info, "name_stack", "") or "").split("/")[-1]
+        if scope and scope not in self.used and not scope.startswith(("jit(", "jvp(")):
+            self.used.add(scope)
+            return scope
+        return self.fresh(hint_of(op.name))
+
     def fresh(self, hint):
         while True:
             n = self.counts.get(hint, 0)
@@ -79,17 +93,19 @@ class _Converter:
     # -- walking
     def run(self, jaxpr, consts, ins):
         env = {}
-        for v, c in zip(jaxpr.constvars, consts):
+        for v, c in zip(jaxpr.constvars, consts, strict=True):
             env[v] = _Const(c)
-        for v, x in zip(jaxpr.invars, ins):
+        for v, x in zip(jaxpr.invars, ins, strict=True):
             env[v] = x
 
         def read(v):
-            return _Const(np.asarray(v.val, dtype=v.aval.dtype)) if isinstance(v, Literal) else env[v]
+            return (
+                _Const(np.asarray(v.val, dtype=v.aval.dtype)) if isinstance(v, Literal) else env[v]
+            )
 
         for eqn in _live(jaxpr):
             outs = self.equation(eqn, read)
-            for v, o in zip(eqn.outvars, outs):
+            for v, o in zip(eqn.outvars, outs, strict=True):
                 env[v] = o
         return [read(v) for v in jaxpr.outvars]
 
@@ -111,9 +127,9 @@ class _Converter:
         op, static_key = owner
         ins = list(eqn.invars[2:] if op.random else eqn.invars)
         nd = len(op.dynamic_names)
-        arrays, dyn_vars = ins[: len(ins) - nd], ins[len(ins) - nd:]
+        arrays, dyn_vars = ins[: len(ins) - nd], ins[len(ins) - nd :]
         dyn = []
-        for nm, v in zip(op.dynamic_names, dyn_vars):
+        for nm, v in zip(op.dynamic_names, dyn_vars, strict=True):
             x = read(v)
             if not isinstance(x, _Const) or x.value.size != 1:
                 raise ExportError(
@@ -125,10 +141,13 @@ class _Converter:
         if self.remove_amp_cast and op.name in _IDENTITY:
             return [read(v) for v in arrays][: len(eqn.outvars)]
         attrs = op.attr_dict(static_key, dyn)
-        given = {k: v for k, v in attrs.items()
-                 if not k.startswith("_") and _differs(v, op.attrs[k].default)}
+        given = {
+            k: v
+            for k, v in attrs.items()  # MXNet-style: the non-default ones
+            if not k.startswith("_") and (k in op.dynamic_names or _differs(v, op.attrs[k].default))
+        }
         inputs = [self.entry(read(v)) for v in arrays]
-        node = Node(op, self.fresh(hint_of(op.name)), given, inputs, static_key, dyn)
+        node = Node(op, self.node_name(eqn, op), given, inputs, static_key, dyn)
         n_res = len(eqn.outvars) - len(op.aux)
         outs = [(node, i) for i in range(n_res)]
         if op.aux:  # new auxiliary states: in inference the inputs, unchanged

@@ -3,7 +3,8 @@
 ``path-0000.stablehlo`` is a serialized :mod:`jax.export` module of the inference
 function ``f(*params, *inputs) -> outputs``; it is written with ``vjp_order=1``
 so a loader can also differentiate it (fine-tuning). The batch (first) dimension
-of the inputs is symbolic (``batch``) unless ``dynamic_batch=False``.
+of the inputs is symbolic (``batch``) unless ``dynamic_batch=False`` (for each
+input whose first dimension equals the first input's in the example).
 ``path-0000.manifest.json`` names everything needed to call it without
 gluonjax: the inputs (shape with ``"batch"`` for the symbolic dimension, dtype),
 the parameters in calling order with their key in the ``.params`` file, and the
@@ -41,16 +42,17 @@ def _dims(shape):
 
 
 def _input_specs(signature, dynamic_batch):
-    if not dynamic_batch:
+    """Inputs whose first dimension equals the first input's share the symbol ``batch``."""
+    if not dynamic_batch or not signature or not signature[0].shape:
         return list(signature)
     (b,) = jax.export.symbolic_shape(BATCH)
-    out = []
-    for s in signature:
-        if len(s.shape) == 0:
-            out.append(s)
-        else:
-            out.append(jax.ShapeDtypeStruct((b,) + tuple(s.shape[1:]), s.dtype))
-    return out
+    n = signature[0].shape[0]
+    return [
+        jax.ShapeDtypeStruct((b,) + tuple(s.shape[1:]), s.dtype)
+        if s.shape and s.shape[0] == n
+        else s
+        for s in signature
+    ]
 
 
 def export_function(fn, param_specs, signature, dynamic_batch=True):
@@ -62,7 +64,8 @@ def export_function(fn, param_specs, signature, dynamic_batch=True):
         if not dynamic_batch:
             raise
         raise MXNetError(
-            f"export: the forward cannot be traced with a symbolic batch size ({type(err).__name__}: "
+            f"export: the forward cannot be traced with a symbolic batch size "
+            f"({type(err).__name__}: "
             f"{str(err).splitlines()[0]}); pass dynamic_batch=False to export at the example's "
             f"batch size"
         ) from None
@@ -81,17 +84,32 @@ def manifest(exp, names, keys, signature, input_names, base, params_file, dynami
         "batch_symbol": BATCH if dynamic_batch else None,
         "vjp_order": 1,
         "jax_version": jax.__version__,
-        "inputs": [{"name": n, "shape": _dims(a.shape), "dtype": np.dtype(a.dtype).name}
-                   for n, a in zip(input_names, in_avals)],
-        "params": [{"name": n, "key": k, "shape": _dims(a.shape), "dtype": np.dtype(a.dtype).name}
-                   for n, k, a in zip(names, keys, exp.in_avals[:n_p])],
-        "outputs": [{"shape": _dims(a.shape), "dtype": np.dtype(a.dtype).name}
-                    for a in exp.out_avals],
+        "inputs": [
+            {"name": n, "shape": _dims(a.shape), "dtype": np.dtype(a.dtype).name}
+            for n, a in zip(input_names, in_avals, strict=True)
+        ],
+        "params": [
+            {"name": n, "key": k, "shape": _dims(a.shape), "dtype": np.dtype(a.dtype).name}
+            for n, k, a in zip(names, keys, exp.in_avals[:n_p], strict=True)
+        ],
+        "outputs": [
+            {"shape": _dims(a.shape), "dtype": np.dtype(a.dtype).name} for a in exp.out_avals
+        ],
     }
 
 
-def build_artifact(fn, names, keys, param_specs, traced, prefix, *, dynamic_batch=True,
-                   stablehlo_text=False, iree=False):
+def build_artifact(
+    fn,
+    names,
+    keys,
+    param_specs,
+    traced,
+    prefix,
+    *,
+    dynamic_batch=True,
+    stablehlo_text=False,
+    iree=False,
+):
     """The artifact files ``{path: bytes}`` for ``prefix`` (``path-%04d``).
 
     ``prefix.stablehlo`` and ``prefix.manifest.json``, plus ``prefix.mlir`` with
@@ -99,8 +117,16 @@ def build_artifact(fn, names, keys, param_specs, traced, prefix, *, dynamic_batc
     """
     exp = export_function(fn, param_specs, traced.signature, dynamic_batch)
     base = os.path.basename(prefix)
-    man = manifest(exp, names, keys, traced.signature, traced.input_names, base,
-                   base + ".params", dynamic_batch)
+    man = manifest(
+        exp,
+        names,
+        keys,
+        traced.signature,
+        traced.input_names,
+        base,
+        base + ".params",
+        dynamic_batch,
+    )
     files = {prefix + ".stablehlo": bytes(exp.serialize(vjp_order=1))}
     if stablehlo_text:
         files[prefix + ".mlir"] = exp.mlir_module().encode("utf-8")
@@ -109,8 +135,12 @@ def build_artifact(fn, names, keys, param_specs, traced, prefix, *, dynamic_batc
         text = fixed.mlir_module()
         files[prefix + ".iree.mlir"] = text.encode("utf-8")
         batch = traced.signature[0].shape[0] if traced.signature[0].shape else None
-        man["iree"] = {"mlir": base + ".iree.mlir", "vmfb": base + ".vmfb", "batch": batch,
-                       "flags": list(IREE_FLAGS)}
+        man["iree"] = {
+            "mlir": base + ".iree.mlir",
+            "vmfb": base + ".vmfb",
+            "batch": batch,
+            "flags": list(IREE_FLAGS),
+        }
         files[prefix + ".vmfb"] = compile_iree(text)
     files[prefix + ".manifest.json"] = json.dumps(man, indent=2).encode("utf-8")
     return files

@@ -14,7 +14,7 @@ import numpy as np
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["Traced", "signature_of", "inference_function", "input_names"]
+__all__ = ["Traced", "signature_of", "input_names"]
 
 
 def input_names(n):
@@ -45,6 +45,8 @@ def signature_of(block, example_inputs=None):
             f"input shapes are unknown. Call net.hybridize() and run it once on example "
             f"data (net(x)) before net.export(...), or pass example_inputs=[x]."
         )
+    if any(s is None for s in sig):
+        raise MXNetError("export: blocks called with None inputs cannot be exported")
     return [jax.ShapeDtypeStruct(tuple(s), np.dtype(d)) for s, d in sig]
 
 

@@ -225,6 +225,7 @@ class Op:
     mode: bool = False
     random: bool = False
     infer_args: Callable | None = None  # fn(attrs, in_shapes: dict) -> dict of arg shapes
+    head_free: bool = False  # gradient ignores the head gradient (MXNet's loss outputs)
     doc: str = ""
     aliases: tuple = ()
     _kernels: dict = field(default_factory=dict, repr=False)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 from .. import _trace
 from .. import autograd as _ag
 from ..base import DeferredInitializationError, MXNetError
@@ -133,6 +136,10 @@ class HybridBlock(Block):
         for p in self._all_params():
             p._check()
         self._cached = CachedGraph(self, **{k: v for k, v in self._flags.items() if k == "static_alloc"})
+        # what export() traces with when no example inputs are given
+        self._cached.input_signature = [
+            None if a is None else (tuple(a.shape), a.dtype) for a in args
+        ]
         return self._cached
 
     def _traced_forward(self, *args):
@@ -146,7 +153,11 @@ class HybridBlock(Block):
         object.__setattr__(self, "_in_deferred_init", True)
         try:
             try:
-                self._infer_shapes_symbolically(args)
+                # MXNet runs hybrid_forward once to build the graph it infers shapes on,
+                # then never again for that input; here the compiled trace that follows
+                # runs it too, so this extra symbolic pass stays silent (one print, as MXNet)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    self._infer_shapes_symbolically(args)
             except MXNetError:
                 pass
             if any(p._data is None and p._deferred is not None for p in self._all_params()):

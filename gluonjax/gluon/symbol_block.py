@@ -17,6 +17,7 @@ from .. import _trace
 from .. import autograd as _ag
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
+from .block import to_ndarray
 from .hybrid import HybridBlock
 from .parameter_dict import ParameterDict
 
@@ -50,7 +51,9 @@ def _flatten_symbols(x, what):
         for v in x:
             out.extend(_flatten_symbols(v, what))
         return out
-    raise MXNetError(f"SymbolBlock {what} must be Symbols (or lists of them), got {type(x).__name__}")
+    raise MXNetError(
+        f"SymbolBlock {what} must be Symbols (or lists of them), got {type(x).__name__}"
+    )
 
 
 class SymbolBlock(HybridBlock):
@@ -89,14 +92,18 @@ class SymbolBlock(HybridBlock):
         for s in ins:
             nodes = s._outputs
             if len(nodes) != 1 or nodes[0][0].op is not None:
-                raise MXNetError(f"Input symbols must be variables, but {s!r} is an output of an operator")
+                raise MXNetError(
+                    f"Input symbols must be variables, but {s!r} is an output of an operator"
+                )
         self._graph = sym.Group(outs)
         self._multi = len(self._graph._outputs) > 1 or (
             isinstance(outputs, (list, tuple)) and len(outs) > 1
         )
         self._input_names = [s.name for s in ins]
         if len(set(self._input_names)) != len(self._input_names):
-            raise MXNetError(f"SymbolBlock inputs must be distinct variables, got {self._input_names}")
+            raise MXNetError(
+                f"SymbolBlock inputs must be distinct variables, got {self._input_names}"
+            )
         given = set(self._input_names)
         for name in self._graph.list_arguments():
             if name not in given:
@@ -161,19 +168,20 @@ class SymbolBlock(HybridBlock):
                 f"SymbolBlock takes {len(self._input_names)} input(s) {self._input_names}, "
                 f"got {len(args)}"
             )
-        shapes = {n: tuple(a.shape) for n, a in zip(self._input_names, args) if a is not None}
+        given = [(n, a) for n, a in zip(self._input_names, args, strict=True) if a is not None]
+        shapes = {n: tuple(a.shape) for n, a in given}
         arg_s, _, aux_s = self._graph.infer_shape_partial(**shapes)
-        found = dict(zip(self._graph.list_arguments(), arg_s))
-        found.update(zip(self._graph.list_auxiliary_states(), aux_s))
+        found = dict(zip(self._graph.list_arguments(), arg_s, strict=False))
+        found.update(zip(self._graph.list_auxiliary_states(), aux_s, strict=False))
         types = {}
-        dtypes = {n: a.dtype for n, a in zip(self._input_names, args) if a is not None}
+        dtypes = {n: a.dtype for n, a in given}
         if any(np.dtype(d) != np.float32 for d in dtypes.values()):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     arg_t, _, aux_t = self._graph.infer_type(**dtypes)
-                types = dict(zip(self._graph.list_arguments(), arg_t or ()))
-                types.update(zip(self._graph.list_auxiliary_states(), aux_t or ()))
+                types = dict(zip(self._graph.list_arguments(), arg_t or (), strict=False))
+                types.update(zip(self._graph.list_auxiliary_states(), aux_t or (), strict=False))
             except MXNetError:
                 types = {}
         missing = []
@@ -229,7 +237,7 @@ class SymbolBlock(HybridBlock):
         """The graph on raw (traced) input values; writes BatchNorm statistics back."""
         vals = self._param_values()
         args = {n: vals[n]._data for n in self._arg_names}
-        args.update(zip(self._input_names, raws))
+        args.update(zip(self._input_names, raws, strict=False))
         aux = {n: vals[n]._data for n in self._aux_names}
         outs, new_aux = self._graph_fn()(args, aux, training=_ag.is_training())
         for name, value in new_aux.items():
@@ -242,12 +250,13 @@ class SymbolBlock(HybridBlock):
         from ..ndarray._invoke import invoke
         from ..symbol._node import topo
 
-        inputs = [a if isinstance(a, NDArray) or a is None else NDArray(np.asarray(a))
-                  if not hasattr(a, "shape") else NDArray(a) for a in inputs]
+        inputs = [to_ndarray(a) for a in inputs]
+        if not all(isinstance(a, NDArray) for a in inputs):
+            raise MXNetError("SymbolBlock takes NDArray (or numpy / jax array) inputs")
         if any(p._data is None for p in self._params.values()):
             self._deferred_init(inputs)
         vals = self._param_values()
-        vals.update(zip(self._input_names, inputs))
+        vals.update(zip(self._input_names, inputs, strict=False))
         env = {}
         for node in topo(self._graph._outputs):
             if node.op is None:
@@ -282,14 +291,14 @@ class SymbolBlock(HybridBlock):
         from ..symbol._node import Node, topo
 
         syms = []
-        for name, a in zip(self._input_names, inputs):
+        for name, a in zip(self._input_names, inputs, strict=False):
             if not hasattr(a, "_outputs") or len(a._outputs) != 1:
                 raise MXNetError(
                     f"SymbolBlock called on symbols takes one single-output Symbol per input; "
                     f"input '{name}' is {a!r}"
                 )
             syms.append(a)
-        repl = {n: s._outputs[0] for n, s in zip(self._input_names, syms)}
+        repl = {n: s._outputs[0] for n, s in zip(self._input_names, syms, strict=False)}
         copies = {}
         for node in topo(self._graph._outputs):
             if node.op is None:
@@ -311,7 +320,7 @@ class SymbolBlock(HybridBlock):
             outs.append(sym.Symbol([(target, tidx if node.op is None else idx)]))
         if all(s._value is not None for s in syms):  # traced symbols: compute the values too
             values = self._run_traced([s._value for s in syms])
-            for o, v in zip(outs, values):
+            for o, v in zip(outs, values, strict=False):
                 o._value = v
         return self._regroup(outs)
 

@@ -20,7 +20,7 @@ import numpy as np
 from .._io.atomic import atomic_write
 from .._io.ndformat import read_arrays, write_arrays
 from ..base import FileFormatError
-from ._creation import _place
+from ..context import current_context
 from .ndarray import NDArray
 
 __all__ = ["save", "load"]
@@ -73,10 +73,13 @@ def load(fname):
     except IsADirectoryError:
         raise FileFormatError(f"{path}: is a directory, not an NDArray file") from None
     arrays, names = read_arrays(raw, source=path)
-    out = [_to_nd(a) for a in arrays]
+    out = _to_nd(arrays)
     return dict(zip(names, out, strict=True)) if names else out
 
 
-def _to_nd(a):
-    dt = jax.dtypes.canonicalize_dtype(a.dtype)
-    return NDArray(_place(a.astype(dt, copy=False), None))
+def _to_nd(arrays):
+    """NDArrays on the current context: one batched transfer for the whole file."""
+    host = [a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False) for a in arrays]
+    ctx = current_context()
+    device = ctx.jax_device if ctx.device_type == "gpu" else jax.devices("cpu")[0]
+    return [NDArray(v) for v in jax.device_put(host, device)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .. import _ops  # noqa: F401
 from .._ops import registry as _reg
 from . import _ops_bridge
+from ._functions import arange, eye, full, hypot, maximum, minimum, ones, pow, power, zeros
 from ._json import fromjson, load, load_json
 from .symbol import Group, Symbol, Variable, create, var
 
@@ -28,7 +29,7 @@ def _make(op, called):
 def _hint(called, op):
     from .symbol import hint_of
 
-    return hint_of(called if not called.startswith("_") else op.name)
+    return hint_of(called)
 
 
 for _n, _op in _reg.items():
@@ -62,12 +63,16 @@ def _install_fluent():
         return create(_reg.get("reshape"), (self,), kwargs, hint="reshape")
 
     Symbol.reshape = reshape
-    Symbol.astype = lambda self, dtype: create(_reg.get("Cast"), (self,), {"dtype": dtype}, hint="cast")
+    def astype(self, dtype):
+        return create(_reg.get("Cast"), (self,), {"dtype": dtype}, hint="cast")
+
+    Symbol.astype = astype
 
 
 _install_fluent()
 
-__all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "fromjson"]
+__all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "fromjson", "zeros", "ones",
+           "full", "arange", "eye", "maximum", "minimum", "power", "pow", "hypot"]
 
 from .. import contrib as _contrib_mod  # noqa: E402
 

@@ -34,7 +34,8 @@ def infer_all(sym, shapes):
         arg, out, aux = infer_shape(sym, (), given, partial=False)
     if arg is None:
         part, _, aux_part = infer_shape(sym, (), given, partial=True)
-        unknown = [n for n, s in zip(sym.list_arguments(), part) if s == () and n not in given]
+        unknown = [n for n, s in zip(sym.list_arguments(), part, strict=False)
+                   if s == () and n not in given]
         raise _err(f"cannot infer the shapes of {unknown} from the given shapes {given}; "
                    f"pass their shapes as keyword arguments")
     return [tuple(s) for s in arg], [tuple(s) for s in out], [tuple(s) for s in aux]
@@ -47,7 +48,7 @@ def _grad_reqs(sym, grad_req):
     elif isinstance(grad_req, (list, tuple)):
         if len(grad_req) != len(names):
             raise _err(f"grad_req has {len(grad_req)} entries for {len(names)} arguments")
-        reqs = dict(zip(names, grad_req))
+        reqs = dict(zip(names, grad_req, strict=False))
     elif isinstance(grad_req, dict):
         unknown = [k for k in grad_req if k not in names]
         if unknown:
@@ -80,7 +81,7 @@ def _arrays(names, given, what, required):
             out.append(given.get(n))
     else:
         raise _err(f"{what} must be a list or a dict of NDArrays, got {type(given).__name__}")
-    for n, a in zip(names, out):
+    for n, a in zip(names, out, strict=False):
         if a is not None and not isinstance(a, NDArray):
             raise _err(f"{what}['{n}'] must be an NDArray, got {type(a).__name__}")
     return out
@@ -113,7 +114,7 @@ def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, gro
     grad_arrays = _arrays(arg_names, args_grad, "args_grad", False)
     aux_arrays = _arrays(aux_names, aux_states, "aux_states", True)
     reqs = _grad_reqs(self, grad_req)
-    for n, a, g in zip(arg_names, arg_arrays, grad_arrays):
+    for n, a, g in zip(arg_names, arg_arrays, grad_arrays, strict=False):
         if g is not None and g.shape != a.shape:
             raise _err(f"args_grad['{n}'] has shape {g.shape}, the argument has {a.shape}")
     program = None
@@ -159,7 +160,7 @@ def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, gr
     s_grads = shared_exec.grad_dict if shared_exec is not None else {}
     s_aux = shared_exec.aux_dict if shared_exec is not None else {}
     args, grads, aux = [], [], []
-    for name, shape, dt in zip(arg_names, arg_shapes, arg_types):
+    for name, shape, dt in zip(arg_names, arg_shapes, arg_types, strict=False):
         dt = np.dtype(dt or np.float32)
         if name in shared and name in s_args and _fits(s_args[name], shape, dt):
             args.append(s_args[name])
@@ -175,7 +176,7 @@ def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, gr
         else:
             args.append(_zeros(shape, dt))
         grads.append(_zeros(shape, dt) if reqs[name] != "null" else None)
-    for name, shape, dt in zip(aux_names, aux_shapes, aux_types):
+    for name, shape, dt in zip(aux_names, aux_shapes, aux_types, strict=False):
         dt = np.dtype(dt or np.float32)
         src = s_aux.get(name)
         aux.append(src if src is not None and _fits(src, shape, dt) else _zeros(shape, dt))

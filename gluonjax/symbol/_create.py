@@ -109,7 +109,9 @@ def _compute(op, node, inputs, outs):
         vals[0:0] = _random.key_and_counter()
     vals.extend(node.dyn)
     try:
-        res = op.kernel(key)(*vals)
+        # the node's MXNet name rides along in the jaxpr (export names nodes with it)
+        with jax.named_scope(node.name):
+            res = op.kernel(key)(*vals)
     except MXNetError:
         raise
     except Exception as err:

@@ -92,6 +92,15 @@ _F32_PARAMS = {n: ("gamma", "beta", "moving_mean", "moving_var")
                for n in ("BatchNorm", "BatchNorm_v1", "_contrib_SyncBatchNorm")}
 
 
+# ops whose inputs all have the output's shape (MXNet infers a missing one from the others)
+_SAME_SHAPE = frozenset((
+    "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_maximum", "_minimum",
+    "_power", "_mod", "_hypot", "_equal", "_not_equal", "_greater", "_greater_equal",
+    "_lesser", "_lesser_equal", "_logical_and", "_logical_or", "_logical_xor", "add_n",
+    "where", "_grad_add",
+))
+
+
 def _known(shape):
     return shape is not None and all(d > 0 for d in shape)
 
@@ -140,6 +149,11 @@ def _walk(sym, given_shapes, given_dtypes):
             for k, ((src, _), n) in enumerate(zip(node.inputs, names)):
                 if shapes[k] is None and n in filled and src.op is None:
                     var_shape[id(src)] = shapes[k] = tuple(filled[n])
+        if op.name in _SAME_SHAPE and not all(_known(s) for s in shapes):
+            full = next((s for s in shapes if _known(s)), None)
+            for k, (src, _) in enumerate(node.inputs):
+                if full is not None and shapes[k] is None and src.op is None:
+                    var_shape[id(src)] = shapes[k] = full
         dtypes = [dtype_of_in(s, i) for s, i in node.inputs]
         ref = next((d for d in dtypes if d is not None), None)
         for k, ((src, _), n) in enumerate(zip(node.inputs, names)):

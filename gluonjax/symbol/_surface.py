@@ -16,11 +16,15 @@ from ._json import HIDDEN_KEYS, to_dict
 from ._node import topo
 
 __all__ = ["node_attrs", "attr", "list_attr", "attr_dict", "set_attr", "debug_str",
-           "get_children", "SymbolIndexError", "SymbolValueError"]
+           "get_children", "SymbolIndexError", "SymbolValueError", "SymbolAttributeError"]
 
 
 class SymbolIndexError(MXNetError, IndexError):
     """An output index out of range."""
+
+
+class SymbolAttributeError(MXNetError, AttributeError):
+    """An attribute a declarative symbol does not have (``shape``, ``dtype``)."""
 
 
 class SymbolValueError(MXNetError, ValueError):

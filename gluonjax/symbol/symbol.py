@@ -158,8 +158,8 @@ class Symbol:
     @property
     def shape(self):
         if self._value is None:
-            raise MXNetError(
-                f"{self!r} is a declarative symbol and has no shape; use "
+            raise _surface.SymbolAttributeError(
+                f"'Symbol' object has no attribute 'shape': {self!r} is declarative; use "
                 f"sym.infer_shape(data=...) to compute shapes"
             )
         return tuple(self._value.shape)
@@ -167,7 +167,9 @@ class Symbol:
     @property
     def dtype(self):
         if self._value is None:
-            raise MXNetError(f"{self!r} has no dtype; use infer_type()")
+            raise _surface.SymbolAttributeError(
+                f"'Symbol' object has no attribute 'dtype': {self!r} is declarative; use "
+                f"infer_type()")
         return np.dtype(self._value.dtype)
 
     @property
@@ -209,8 +211,8 @@ class Symbol:
         return compose(self, *args, **kwargs)
 
     # ------------------------------------------------------------ serialization
-    def tojson(self):
-        """MXNet 1.9.1 JSON text of the graph."""
+    def tojson(self, remove_amp_cast=True):
+        """MXNet 1.9.1 JSON text of the graph (gluonjax graphs hold no amp_cast nodes)."""
         from ._json import tojson
 
         return tojson(self)
@@ -238,11 +240,17 @@ class Symbol:
         return infer_type(self, args, kwargs)
 
 
+# MXNet's Symbol operators call the legacy CamelCase internals (``_PlusScalar``),
+# whose lower-cased names are the auto-name hints of scalar arithmetic.
+_CAMEL_HINTS = {f"_{n}_scalar": f"_{n}scalar" for n in (
+    "plus", "minus", "rminus", "mul", "div", "rdiv", "mod", "rmod", "power", "rpower",
+    "maximum", "minimum", "hypot")}
+
+
 def hint_of(opname):
-    """MXNet-style auto-name hint: ``_plus_scalar`` -> ``_plusscalar``."""
-    low = opname.lower()
-    lead = "_" if low.startswith("_") else ""
-    return lead + low.lstrip("_").replace("_", "")
+    """MXNet's auto-name hint for a call of ``opname``: its lower-cased name
+    (``broadcast_to`` -> ``broadcast_to0``), ``_plus_scalar`` -> ``_plusscalar``."""
+    return _CAMEL_HINTS.get(opname, opname.lower())
 
 
 def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,

@@ -254,3 +254,40 @@ def test_load_file_errors(tmp_path):
         mx.sym.load(str(bad))
     with pytest.raises(MXNetError):
         mx.sym.load_json(42)
+
+
+def test_passthrough_attributes_round_trip():
+    doc = _node1(op="_plus_scalar", attrs={"is_int": "True", "scalar": "2"})
+    s = mx.sym.load_json(json.dumps(doc))
+    assert json.loads(s.tojson())["nodes"][1]["attrs"] == {"is_int": "True", "scalar": "2"}
+    (out,), _ = graph_function_of(s)({"x": np.array([1.0, 2.0], np.float32)}, {})
+    np.testing.assert_allclose(np.asarray(out), [3.0, 4.0])
+
+
+def graph_function_of(s):
+    from gluonjax.symbol._eval import graph_function
+
+    return graph_function(s)
+
+
+MORE_BAD = [
+    ("heads not list", lambda: json.dumps(_doc(heads=5)), "'heads'"),
+    ("head entry str", lambda: json.dumps(_doc(heads=["x"])), "head 0 must be"),
+    ("row_ptr type", lambda: json.dumps(_doc(node_row_ptr="x")), "node_row_ptr"),
+    ("top attrs type", lambda: json.dumps(_doc(attrs=[])), "'attrs'"),
+    ("arg_nodes type", lambda: json.dumps(_doc(arg_nodes=[0.5])), "arg_nodes"),
+    ("deep nesting", lambda: "[" * 100000 + "]" * 100000, "nesting too deep"),
+    ("empty var name", lambda: json.dumps(_doc(nodes=[{"op": "null", "name": "",
+                                                       "inputs": []}], heads=[[0, 0, 0]])),
+     "non-empty name"),
+    ("name not string", lambda: json.dumps(_node1(name=7)), "'name' must be a string"),
+    ("inputs not list", lambda: json.dumps(_node1(inputs={"a": 1})), "'inputs' must be a list"),
+    ("bool in entry", lambda: json.dumps(_node1(inputs=[[True, 0, 0]])), "input 0 must be"),
+    ("entry too long", lambda: json.dumps(_node1(inputs=[[0, 0, 0, 0]])), "input 0 must be"),
+]
+
+
+@pytest.mark.parametrize("case,make,needle", MORE_BAD, ids=[b[0] for b in MORE_BAD])
+def test_more_malformed_json(case, make, needle):
+    with pytest.raises(FileFormatError, match=needle):
+        mx.sym.load_json(make())

@@ -9,6 +9,8 @@ Seed 002's plain-Python examples (imperative vs. symbolic ``fancy_func``) are at
 the end; its PyTorch code has no gluonjax counterpart.
 """
 
+# ruff: noqa: UP031, B905 (the tutorial code is kept as written)
+
 from __future__ import annotations
 
 import json
@@ -209,9 +211,7 @@ def ConvFactory(data, num_filter, kernel, stride=(1, 1), pad=(0, 0), name=None, 
     return act
 
 
-def InceptionFactoryA(
-    data, num_1x1, num_3x3red, num_3x3, num_d3x3red, num_d3x3, pool, proj, name
-):
+def InceptionFactoryA(data, num_1x1, num_3x3red, num_3x3, num_d3x3red, num_d3x3, pool, proj, name):
     # 1x1
     c1x1 = ConvFactory(data=data, num_filter=num_1x1, kernel=(1, 1), name=("%s_1x1" % name))
     # 3x3 reduce + 3x3
@@ -340,9 +340,7 @@ def test_bind_and_forward(capsys):
         % (len(ex.outputs), ex.outputs[0].asnumpy())
     )
     expect = np.ones((2, 3), np.float32) + np.ones((2, 3), np.float32)
-    assert capsys.readouterr().out == (
-        "number of outputs = 1\nthe first output = \n%s\n" % expect
-    )
+    assert capsys.readouterr().out == ("number of outputs = 1\nthe first output = \n%s\n" % expect)
     assert str(expect) == "[[2. 2. 2.]\n [2. 2. 2.]]"
 
 
@@ -368,7 +366,7 @@ def test_eval(capsys):
 
 
 def test_simple_bind_forward_backward():
-    """"simple_bind creates all the argument arrays; then forward and backward"."""
+    """ "simple_bind creates all the argument arrays; then forward and backward"."""
     net = mx.sym.Variable("data")
     net = mx.sym.FullyConnected(data=net, name="fc1", num_hidden=4)
     net = mx.sym.SoftmaxOutput(data=net, name="out")

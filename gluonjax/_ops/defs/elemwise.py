@@ -67,17 +67,16 @@ UNARY = {
     "zeros_like": jnp.zeros_like,
     "ones_like": jnp.ones_like,
     "BlockGrad": jax.lax.stop_gradient,
-    "make_loss": lambda x: x,
     "_copy": lambda x: x,
 }
 _UNARY_ALIASES = {
     "BlockGrad": ("stop_gradient",),
     "_copy": ("identity",),
-    "make_loss": ("MakeLoss",),
 }
 
 for _name, _fn in UNARY.items():
-    register(_name, aliases=_UNARY_ALIASES.get(_name, ()), doc=f"Element-wise {_name}.")(_fn)
+    register(_name, aliases=_UNARY_ALIASES.get(_name, ()), doc=f"Element-wise {_name}.",
+             head_free=_name == "BlockGrad")(_fn)
 
 
 BINARY = {
@@ -205,3 +204,40 @@ def smooth_l1(data, scalar):
     s2 = scalar * scalar
     ax = jnp.abs(data)
     return jnp.where(ax < 1.0 / s2, 0.5 * s2 * data * data, ax - 0.5 / s2)
+
+
+def _make_loss_impl(grad_scale, valid_thresh, normalization):
+    @jax.custom_vjp
+    def f(data):
+        return data
+
+    def fwd(data):
+        return data, data
+
+    def bwd(data, ct):
+        g = jnp.full_like(data, grad_scale)
+        if normalization == "batch":
+            g = g / data.shape[0]
+        elif normalization == "valid":
+            g = g / jnp.maximum(jnp.sum(data > valid_thresh), 1).astype(data.dtype)
+        return (g,)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@register(
+    "MakeLoss",
+    attrs={
+        "grad_scale": Attr("float", 1.0),
+        "valid_thresh": Attr("float", 0.0),
+        "normalization": Attr("str", "null", choices=("null", "batch", "valid")),
+    },
+    aliases=("make_loss",),
+    head_free=True,
+)
+def make_loss(data, grad_scale, valid_thresh, normalization):
+    """Identity whose gradient is ``grad_scale`` (ignoring the head gradient), divided by
+    the batch size (``normalization='batch'``) or the count of elements above
+    ``valid_thresh`` (``'valid'``): a terminal loss, as MXNet's MakeLoss."""
+    return _make_loss_impl(grad_scale, valid_thresh, normalization)(data)

@@ -45,6 +45,7 @@ def _label_like(label, shape, op):
 
 @register(
     "SoftmaxOutput",
+    head_free=True,
     aliases=("Softmax",),
     inputs=_LOSS_INPUTS,
     attrs={
@@ -150,11 +151,13 @@ for _name in _REGRESSION:
         inputs=_LOSS_INPUTS,
         attrs={"grad_scale": Attr("float", 1.0)},
         infer_args=lambda a, s: {"label": tuple(s["data"])},
+        head_free=True,
     )(_regression(_name))
 
 
 @register(
     "SVMOutput",
+    head_free=True,
     inputs=_LOSS_INPUTS,
     attrs={
         "margin": Attr("float", 1.0),

@@ -15,8 +15,11 @@ def _p(layer, name):
 # ----------------------------------------------------------------------------- MLP (seed 000)
 def mlp(in_units=0):
     net = nn.HybridSequential()
-    net.add(nn.Dense(16, activation="relu", in_units=in_units),
-            nn.Dense(8, activation="relu"), nn.Dense(2))
+    net.add(
+        nn.Dense(16, activation="relu", in_units=in_units),
+        nn.Dense(8, activation="relu"),
+        nn.Dense(2),
+    )
     net.initialize(mx.init.Normal(0.5))
     return net
 
@@ -33,9 +36,15 @@ def mlp_ref(net, x):
 # ----------------------------------------------------------------------------- conv net
 def convnet():
     net = nn.HybridSequential()
-    net.add(nn.Conv2D(3, 3, in_channels=2), nn.BatchNorm(in_channels=3),
-            nn.Activation("relu"), nn.MaxPool2D(), nn.Flatten(), nn.Dropout(0.5),
-            nn.Dense(4, in_units=3 * 2 * 2))
+    net.add(
+        nn.Conv2D(3, 3, in_channels=2),
+        nn.BatchNorm(in_channels=3),
+        nn.Activation("relu"),
+        nn.MaxPool2D(),
+        nn.Flatten(),
+        nn.Dropout(0.5),
+        nn.Dense(4, in_units=3 * 2 * 2),
+    )
     net.initialize(mx.init.Normal(0.5))
     bn = net[1]
     bn.running_mean.set_data(mx.nd.array([0.1, -0.2, 0.3]))
@@ -54,17 +63,21 @@ def convnet_ref(net, x):
     y = np.zeros((n, w.shape[0], oh, ow))
     for i in range(oh):
         for j in range(ow):
-            y[:, :, i, j] = np.einsum("nchw,ochw->no", x[:, :, i:i + 3, j:j + 3], w) + b
+            y[:, :, i, j] = np.einsum("nchw,ochw->no", x[:, :, i : i + 3, j : j + 3], w) + b
     mean, var = _p(bn, "running_mean"), _p(bn, "running_var")
     gamma, beta = _p(bn, "gamma"), _p(bn, "beta")
     y = (y - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5)
     y = np.maximum(y * gamma[:, None, None] + beta[:, None, None], 0)
-    y = y[:, :, : oh // 2 * 2, : ow // 2 * 2].reshape(n, -1, oh // 2, 2, ow // 2, 2).max(axis=(3, 5))
+    y = (
+        y[:, :, : oh // 2 * 2, : ow // 2 * 2]
+        .reshape(n, -1, oh // 2, 2, ow // 2, 2)
+        .max(axis=(3, 5))
+    )
     y = y.reshape(n, -1)
     return y @ _p(dense, "weight").T + _p(dense, "bias")
 
 
-# ----------------------------------------------------------------------------- elemwise / Concat / clip
+# ------------------------------------------------------------------ elemwise / Concat / clip
 class Mixer(nn.HybridBlock):
     def __init__(self, **kw):
         super().__init__(**kw)
@@ -86,12 +99,17 @@ def mixer():
 
 def mixer_ref(net, x):
     x = np.asarray(x, np.float64)
-    s = x @ _p(net.a, "weight").T + _p(net.a, "bias") + x @ _p(net.b, "weight").T + _p(net.b, "bias")
+    s = (
+        x @ _p(net.a, "weight").T
+        + _p(net.a, "bias")
+        + x @ _p(net.b, "weight").T
+        + _p(net.b, "bias")
+    )
     c = np.concatenate([s, np.clip(x, -0.5, 0.5)], axis=1)
     return np.maximum(c, 0) * 2.0 + 1.0
 
 
-# ----------------------------------------------------------------------------- Gluon-2 jax.numpy block
+# ------------------------------------------------------------------ Gluon-2 jax.numpy block
 class JnpBlock(nn.HybridBlock):
     """A Gluon-2 style forward with plain jax.numpy code around a Dense layer."""
 
@@ -109,7 +127,7 @@ class JnpBlock(nn.HybridBlock):
         h = h.reshape(h.shape[0], 2, 3).transpose(0, 2, 1)
         m = jnp.max(h, axis=2, keepdims=True)
         h = jnp.concatenate([h - m, jnp.sqrt(jnp.square(h) + 1.0)], axis=2)
-        h = jnp.where(h > 0.1, h, h ** 2)
+        h = jnp.where(h > 0.1, h, h**2)
         return h.sum(axis=1) / jnp.asarray([1.0, 2.0, 3.0, 4.0], h.dtype)
 
 
@@ -126,7 +144,7 @@ def jnp_block_ref(net, x):
     h = h.reshape(h.shape[0], 2, 3).transpose(0, 2, 1)
     m = h.max(axis=2, keepdims=True)
     h = np.concatenate([h - m, np.sqrt(h * h + 1.0)], axis=2)
-    h = np.where(h > 0.1, h, h ** 2)
+    h = np.where(h > 0.1, h, h**2)
     return h.sum(axis=1) / np.array([1.0, 2.0, 3.0, 4.0])
 
 
