@@ -185,7 +185,8 @@ def main(argv=None):
     if not args.no_hybridize:
         net.hybridize()
     mode = "eager (op by op)" if args.no_hybridize else "hybridized (one jax.jit)"
-    print(f"training LeNet, {mode}, {args.epochs} epoch(s), batch size {args.batch_size}")
+    print(f"training LeNet, {mode}, {args.epochs} epoch(s), batch size {args.batch_size} "
+          "(epoch 1 includes compilation)")
     train(net, x, y, args.epochs, args.batch_size, args.quiet)
 
     net.hybridize()

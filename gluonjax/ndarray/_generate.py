@@ -36,6 +36,18 @@ def make_function(op):
 def _named_inputs(op, args, kwargs):
     attr_kw = {k: v for k, v in kwargs.items() if k in op.attrs}
     given = {k: v for k, v in kwargs.items() if k not in op.attrs}
+    strays = [k for k, v in given.items() if not hasattr(v, "shape") and v is not None]
+    if strays:  # a misspelled attribute: say so before "required attribute is missing"
+        import difflib
+
+        hints = {k: difflib.get_close_matches(k, list(op.attrs), n=1) for k in strays}
+        hint = "; ".join(f"{k!r} -> did you mean {h[0]!r}?" for k, h in hints.items() if h)
+        raise AttrError(
+            f"{op.name}: unknown argument(s) {strays}"
+            + (f" ({hint})" if hint else "")
+            + f"; inputs are {list(op.input_names(_defaults(op)))}, attributes are "
+            f"{[a for a in op.attrs if not a.startswith('_')]}"
+        )
     static_key, _ = op.parse_attrs({k: v for k, v in attr_kw.items() if op.attrs[k].static} if
                                    not op.dynamic_names else attr_kw)
     names = op.input_names(op.attr_dict(static_key, [op.attrs[n].default for n in op.dynamic_names]))
@@ -90,3 +102,8 @@ def _rename(fn, name):
     alias.__name__ = alias.__qualname__ = name
     alias.__doc__ = fn.__doc__
     return alias
+
+
+def _defaults(op):
+    """Attribute values for naming inputs when the call's own attrs are not parsed yet."""
+    return {k: (None if a.default is _reg.REQUIRED else a.default) for k, a in op.attrs.items()}
