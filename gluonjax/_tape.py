@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from ._graph import postorder
 from .base import MXNetError
 
-__all__ = ["Node", "backward", "grad", "mark_variables", "Function"]
+__all__ = ["Node", "backward", "grad", "mark_variables"]
 
 
 class Node:
@@ -236,7 +236,9 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     single = not isinstance(variables, (list, tuple))
     variables = [variables] if single else list(variables)
     if create_graph:
-        out = _grad_create_graph(heads, variables, head_grads)
+        from ._higher import grad_create_graph
+
+        out = grad_create_graph(heads, variables, head_grads)
     else:
         keep = bool(retain_graph)
         found = _run(heads, head_grads, keep, {id(v) for v in variables})
@@ -245,63 +247,6 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
             hit = found.get(id(v))
             out.append(NDArray(hit[1] if hit else jnp.zeros(v.shape, v.dtype)))
     return out[0] if single else out
-
-
-def _grad_create_graph(heads, variables, head_grads):
-    """Gradients that are themselves on the tape (for higher-order derivatives).
-
-    The recorded graph between ``variables`` and ``heads`` is replayed as one
-    pure function; its gradient becomes a new tape node whose backward is the
-    VJP of that gradient function, so it can be differentiated again.
-    """
-    from . import autograd
-    from .ndarray.ndarray import NDArray
-
-    order = _toposort(heads)[::-1]  # inputs first
-    for node in order:
-        if node.replay is None:
-            raise MXNetError(
-                f"autograd.grad(create_graph=True) cannot differentiate through "
-                f"'{node.name}' twice (custom autograd.Function); use create_graph=False"
-            )
-    var_pos = {id(v): k for k, v in enumerate(variables)}
-    consts = [None if g is None else _raw(g) for g in head_grads]
-
-    def forward(*vals):
-        env = {}
-
-        def value(arr):
-            k = var_pos.get(id(arr))
-            if k is not None:
-                return vals[k]
-            if arr._node is not None and (id(arr._node[0]), arr._node[1]) in env:
-                return env[(id(arr._node[0]), arr._node[1])]
-            return arr._data
-
-        for node in order:
-            outs = node.replay(*[value(p) for p in node.parents])
-            for i, o in enumerate(outs):
-                env[(id(node), i)] = o
-        return [value(h) for h in heads]
-
-    def grad_fn(*vals):
-        outs, vjp_fn = jax.vjp(forward, *vals)
-        cts = [jnp.ones_like(o) if c is None else c for o, c in zip(outs, consts)]
-        return tuple(vjp_fn(cts))
-
-    values = [v._data for v in variables]
-    grads = grad_fn(*values)
-    outs = [NDArray(g) for g in grads]
-    if autograd.is_recording():
-        parents = tuple(variables)
-
-        def bwd(cts):
-            return jax.vjp(grad_fn, *[p._data for p in parents])[1](tuple(cts))
-
-        node = Node(bwd, parents, tuple(grads), "grad", replay=grad_fn)
-        for i, o in enumerate(outs):
-            o._node = (node, i)
-    return outs
 
 
 def _as_lists(heads, head_grads):
@@ -323,51 +268,3 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         grad_reqs = [grad_reqs] * len(variables)
     for v, g, r in zip(variables, gradients, grad_reqs):
         v._grad, v._grad_req, v._node = g, r, None
-
-
-class Function:
-    """Custom differentiable function: subclass and define ``forward``/``backward``.
-
-    Examples
-    --------
-    >>> import gluonjax as mx
-    >>> class Square(mx.autograd.Function):
-    ...     def forward(self, x):
-    ...         self.save_for_backward(x)
-    ...         return x * x
-    ...     def backward(self, dy):
-    ...         (x,) = self.saved_tensors
-    ...         return 2 * x * dy
-    >>> x = mx.nd.array([3.0]); x.attach_grad()
-    >>> with mx.autograd.record():
-    ...     y = Square()(x)
-    >>> y.backward(); x.grad.asscalar()
-    6.0
-    """
-
-    def save_for_backward(self, *args):
-        self.saved_tensors = args
-
-    def __call__(self, *inputs):
-        from . import autograd
-        from .ndarray.ndarray import NDArray
-
-        with autograd.pause(autograd.is_training()):
-            outs = self.forward(*inputs)
-        single = not isinstance(outs, (list, tuple))
-        outs = [outs] if single else list(outs)
-        if autograd.is_recording():
-            parents = tuple(x for x in inputs if isinstance(x, NDArray) and needs_grad(x))
-
-            def bwd(cts):
-                with autograd.pause():
-                    res = self.backward(*[NDArray(c) for c in cts])
-                res = [res] if not isinstance(res, (list, tuple)) else res
-                by_input = {id(x): r for x, r in zip(inputs, res)}
-                return tuple(_raw(by_input[id(p)]) for p in parents)
-
-            node = Node(bwd, parents, tuple(o._data for o in outs), type(self).__name__)
-            outs = [NDArray(o._data) for o in outs]
-            for i, o in enumerate(outs):
-                o._node = (node, i)
-        return outs[0] if single else outs

@@ -100,4 +100,5 @@ def predict_mode():
     return _Scope(None, False)
 
 
-from ._tape import Function, backward, grad, mark_variables  # noqa: E402,F401
+from ._custom import Function  # noqa: E402,F401
+from ._tape import backward, grad, mark_variables  # noqa: E402,F401

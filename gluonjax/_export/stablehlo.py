@@ -18,6 +18,9 @@ compiles it to ``path-0000.vmfb`` (this needs ``iree-base-compiler``).
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import json
 import os
 
@@ -59,7 +62,8 @@ def export_function(fn, param_specs, signature, dynamic_batch=True):
     """``jax.export.Exported`` of ``fn(*params, *inputs)``; batch symbolic if asked."""
     specs = list(param_specs) + _input_specs(signature, dynamic_batch)
     try:
-        return jax.export.export(jax.jit(fn))(*specs)
+        with contextlib.redirect_stdout(io.StringIO()):  # no second print (see trace.jaxpr)
+            return jax.export.export(jax.jit(fn))(*specs)
     except Exception as err:  # noqa: BLE001 - report which part failed
         if not dynamic_batch:
             raise

@@ -8,6 +8,9 @@ order ``fn`` takes them. The block itself is not changed.
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import jax
 import numpy as np
 
@@ -96,5 +99,10 @@ class Traced:
         return [jax.ShapeDtypeStruct(tuple(v.shape), np.dtype(v.dtype)) for v in self.values()]
 
     def jaxpr(self):
-        """The closed jaxpr of ``fn`` at the signature's shapes."""
-        return jax.make_jaxpr(self.fn)(*self.param_specs(), *self.signature)
+        """The closed jaxpr of ``fn`` at the signature's shapes.
+
+        Tracing runs the block's Python once more; MXNet exports the graph it cached
+        at the first call, so (as there) the forward's prints do not show again.
+        """
+        with contextlib.redirect_stdout(io.StringIO()):
+            return jax.make_jaxpr(self.fn)(*self.param_specs(), *self.signature)
