@@ -40,12 +40,15 @@ def run(n=1000):
     hyb = _net()
     hyb.hybridize()
     hyb(x)
-    r = compare({
-        "jit": lambda: raw_jit(ps, xr),
-        "jnp": lambda: mlp(ps, xr),
-        "eager": lambda: net(x),
-        "hybrid": lambda: hyb(x),
-    }, n)
+    r = compare(
+        {
+            "jit": lambda: raw_jit(ps, xr),
+            "jnp": lambda: mlp(ps, xr),
+            "eager": lambda: net(x),
+            "hybrid": lambda: hyb(x),
+        },
+        n,
+    )
     t_jit, t_jnp, t_eager, t_hyb = r["jit"], r["jnp"], r["eager"], r["hybrid"]
     t = Table("seed MLP Dense(256,relu)-Dense(128,relu)-Dense(2), input (1, 512), per call")
     t.add("raw jax.jit pure function", t_jit)

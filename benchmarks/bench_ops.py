@@ -19,10 +19,15 @@ def run(n=1000):
     w = nd.array(rng.randn(128, 256))
     b = nd.array(rng.randn(128))
     xr, wr, br = x._data, w._data, b._data
-    r = compare({"fc": lambda: nd.FullyConnected(x, w, b, num_hidden=128),
-                 "jfc": lambda: jnp.dot(xr, wr.T) + br,  # what a jax.numpy user writes
-                 "act": lambda: nd.Activation(x, act_type="relu"),
-                 "jact": lambda: jnp.maximum(xr, 0)}, n)
+    r = compare(
+        {
+            "fc": lambda: nd.FullyConnected(x, w, b, num_hidden=128),
+            "jfc": lambda: jnp.dot(xr, wr.T) + br,  # what a jax.numpy user writes
+            "act": lambda: nd.Activation(x, act_type="relu"),
+            "jact": lambda: jnp.maximum(xr, 0),
+        },
+        n,
+    )
     t.add("FullyConnected (32x256 -> 128)", r["fc"], r["jfc"])
     t.add("  jax.numpy: dot + transpose + add", r["jfc"])
     t.add("Activation(relu)", r["act"], r["jact"])
@@ -33,12 +38,15 @@ def run(n=1000):
     ir, kr, kbr = img._data, k._data, kb._data
 
     def jconv():
-        y = jax.lax.conv_general_dilated(ir, kr, (1, 1), [(0, 0), (0, 0)],
-                                         dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        y = jax.lax.conv_general_dilated(
+            ir, kr, (1, 1), [(0, 0), (0, 0)], dimension_numbers=("NCHW", "OIHW", "NCHW")
+        )
         return y + kbr.reshape(1, -1, 1, 1)
 
-    r = compare({"conv": lambda: nd.Convolution(img, k, kb, kernel=(5, 5), num_filter=6),
-                 "jconv": jconv}, max(n // 4, 10))
+    r = compare(
+        {"conv": lambda: nd.Convolution(img, k, kb, kernel=(5, 5), num_filter=6), "jconv": jconv},
+        max(n // 4, 10),
+    )
     t.add("Convolution (8x3x28x28, 6x5x5)", r["conv"], r["jconv"])
     t.add("  jax: conv_general_dilated + reshape + add", r["jconv"])
     t.show()

@@ -25,9 +25,15 @@ def _mlp():
 
 def _lenet():
     net = nn.HybridSequential()
-    net.add(nn.Conv2D(6, 5, activation="relu"), nn.MaxPool2D(2),
-            nn.Conv2D(16, 5, activation="relu"), nn.MaxPool2D(2),
-            nn.Dense(120, activation="relu"), nn.Dense(84, activation="relu"), nn.Dense(10))
+    net.add(
+        nn.Conv2D(6, 5, activation="relu"),
+        nn.MaxPool2D(2),
+        nn.Conv2D(16, 5, activation="relu"),
+        nn.MaxPool2D(2),
+        nn.Dense(120, activation="relu"),
+        nn.Dense(84, activation="relu"),
+        nn.Dense(10),
+    )
     return net
 
 
@@ -38,8 +44,9 @@ def _pure_forward(kind):
         return dense(x, ps[-2], ps[-1])
 
     def conv(x, w, b):
-        y = jax.lax.conv_general_dilated(x, w, (1, 1), "VALID",
-                                         dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        y = jax.lax.conv_general_dilated(
+            x, w, (1, 1), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")
+        )
         return jnp.maximum(y + b.reshape(1, -1, 1, 1), 0)
 
     def pool(x):

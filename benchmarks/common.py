@@ -11,8 +11,11 @@ import jax
 def block(x):
     """Wait for ``x`` (NDArray, jax array or pytree of them)."""
     raw = getattr(x, "_data", x)
-    jax.block_until_ready(jax.tree_util.tree_map(lambda v: getattr(v, "_data", v), raw,
-                                                 is_leaf=lambda v: hasattr(v, "_data")))
+    jax.block_until_ready(
+        jax.tree_util.tree_map(
+            lambda v: getattr(v, "_data", v), raw, is_leaf=lambda v: hasattr(v, "_data")
+        )
+    )
 
 
 def per_call(fn, n=1000, repeats=5, warmup=20):

@@ -11,25 +11,35 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import base, context  # noqa: E402
-from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
-from . import random, autograd  # noqa: E402
-from . import ndarray  # noqa: E402
-from . import ndarray as nd  # noqa: E402
-from . import name, attribute  # noqa: E402
-from . import symbol  # noqa: E402
-from . import symbol as sym  # noqa: E402
-from . import initializer  # noqa: E402
+from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
+    attribute,
+    autograd,
+    base,
+    callback,
+    context,
+    contrib,  # noqa: E402
+    executor,
+    gluon,  # noqa: E402
+    initializer,  # noqa: E402
+    io,
+    lr_scheduler,  # noqa: E402
+    metric,  # noqa: E402
+    model,
+    module,
+    name,
+    ndarray,  # noqa: E402
+    optimizer,  # noqa: E402
+    random,
+    symbol,  # noqa: E402
+    viz,  # noqa: E402
+)
 from . import initializer as init  # noqa: E402
-from . import optimizer  # noqa: E402
-from . import lr_scheduler  # noqa: E402
-from . import gluon  # noqa: E402
-from . import metric  # noqa: E402
-from . import io, executor, callback, model, module  # noqa: E402
 from . import module as mod  # noqa: E402
-from . import viz  # noqa: E402
+from . import ndarray as nd  # noqa: E402
+from . import symbol as sym  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from .base import MXNetError  # noqa: E402
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
 
 __all__ = [
     "base",
@@ -54,4 +64,14 @@ __all__ = [
     "init",
     "gluon",
     "optimizer",
+    "lr_scheduler",
+    "metric",
+    "io",
+    "executor",
+    "callback",
+    "model",
+    "module",
+    "mod",
+    "viz",
+    "contrib",
 ]

@@ -54,7 +54,7 @@ class _Kind:
 
 def _kind_of(*xs):
     for x in xs:
-        for v in (x if isinstance(x, (list, tuple)) else [x]):
+        for v in x if isinstance(x, (list, tuple)) else [x]:
             if hasattr(v, "_outputs"):
                 return _Kind(True)
     return _Kind(False)
@@ -108,8 +108,9 @@ def foreach(body, data, init_states):
     if not kind.symbolic:
         outs = []
         for i in range(datas[0].shape[0]):
-            out, states_new = body(_unflat([d[i] for d in datas], data_list),
-                                   _unflat(states, state_list))
+            out, states_new = body(
+                _unflat([d[i] for d in datas], data_list), _unflat(states, state_list)
+            )
             states = _flat(states_new)[0]
             outs.append(_flat(out))
         from .ndarray import stack
@@ -119,14 +120,18 @@ def foreach(body, data, init_states):
     meta = {}
 
     def step(carry, xs):
-        out, new = body(_unflat([kind.wrap(x) for x in xs], data_list),
-                        _unflat([kind.wrap(c) for c in carry], state_list))
+        out, new = body(
+            _unflat([kind.wrap(x) for x in xs], data_list),
+            _unflat([kind.wrap(c) for c in carry], state_list),
+        )
         out, meta["out_list"] = _flat(out)
         return [kind.raw(s) for s in _flat(new)[0]], [kind.raw(o) for o in out]
 
     carry, ys = jax.lax.scan(step, [kind.raw(s) for s in states], [kind.raw(d) for d in datas])
-    return (_unflat([kind.wrap(y) for y in ys], meta["out_list"]),
-            _unflat([kind.wrap(c) for c in carry], state_list))
+    return (
+        _unflat([kind.wrap(y) for y in ys], meta["out_list"]),
+        _unflat([kind.wrap(c) for c in carry], state_list),
+    )
 
 
 def while_loop(cond, func, loop_vars, max_iterations=None):
@@ -168,6 +173,7 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
         outs = [jnp.where(go, kind.raw(o), jnp.zeros_like(kind.raw(o))) for o in _flat(out)[0]]
         return (new_vals, ~go), outs
 
-    (final, _), ys = jax.lax.scan(step, ([kind.raw(v) for v in lvars], jnp.asarray(False)),
-                                  None, length=max_iterations)
+    (final, _), ys = jax.lax.scan(
+        step, ([kind.raw(v) for v in lvars], jnp.asarray(False)), None, length=max_iterations
+    )
     return [kind.wrap(y) for y in ys], _unflat([kind.wrap(v) for v in final], var_list)

@@ -114,8 +114,11 @@ def _fused_run(order, heads, head_grads, retain_graph, variables):
         return ("l", slot)
 
     plan = tuple(
-        (n.apply, tuple((tuple(a.shape), str(a.dtype)) for a in n.out_avals),
-         tuple(dest(p) for p in n.parents))
+        (
+            n.apply,
+            tuple((tuple(a.shape), str(a.dtype)) for a in n.out_avals),
+            tuple(dest(p) for p in n.parents),
+        )
         for n in order
     )
     head_plan = tuple(dest(h) for h in heads)
@@ -223,8 +226,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # no
         leaf._accumulate_grad(ct)
 
 
-def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
-         train_mode=True):  # noqa: ARG001
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False, train_mode=True):  # noqa: ARG001
     """Gradients of ``heads`` with respect to ``variables``, returned (not stored).
 
     With ``create_graph=True`` the returned gradients are themselves on the tape,

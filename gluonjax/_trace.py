@@ -28,7 +28,9 @@ class TraceScope:
     def updates(self):
         """{index: new value} for parameters written during the trace."""
         return {
-            i: w._data for i, (w, v) in enumerate(zip(self.wrappers, self.inputs)) if w._data is not v
+            i: w._data
+            for i, (w, v) in enumerate(zip(self.wrappers, self.inputs))
+            if w._data is not v
         }
 
     def __enter__(self):

@@ -51,5 +51,13 @@ def apply_update(o, indices, weights, grads, states, cache):
     fn = cache.get(key)
     if fn is None:
         fn = cache[key] = jax.jit(make_update(o, len(indices)))
-    return fn(weights, grads, states, lrs, wds, ts, np.float32(o.rescale_grad),
-              _random.next_key() if o.needs_key() else None)
+    return fn(
+        weights,
+        grads,
+        states,
+        lrs,
+        wds,
+        ts,
+        np.float32(o.rescale_grad),
+        _random.next_key() if o.needs_key() else None,
+    )

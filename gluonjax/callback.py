@@ -11,8 +11,14 @@ import logging
 import math
 import time
 
-__all__ = ["do_checkpoint", "module_checkpoint", "log_train_metric", "Speedometer",
-           "ProgressBar", "LogValidationMetricsCallback"]
+__all__ = [
+    "do_checkpoint",
+    "module_checkpoint",
+    "log_train_metric",
+    "Speedometer",
+    "ProgressBar",
+    "LogValidationMetricsCallback",
+]
 
 
 def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
@@ -99,11 +105,22 @@ class Speedometer:
             values = [x for pair in pairs for x in pair]
             if self.auto_reset:
                 metric.reset_local()
-                logging.info("Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec" + fields,
-                             param.epoch, count - self.frequent, count, speed, *values)
+                logging.info(
+                    "Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec" + fields,
+                    param.epoch,
+                    count - self.frequent,
+                    count,
+                    speed,
+                    *values,
+                )
             else:
-                logging.info("Epoch[%d] Batch [0-%d]\tSpeed: %.2f samples/sec" + fields,
-                             param.epoch, count, speed, *values)
+                logging.info(
+                    "Epoch[%d] Batch [0-%d]\tSpeed: %.2f samples/sec" + fields,
+                    param.epoch,
+                    count,
+                    speed,
+                    *values,
+                )
         self.tic = time.time()
 
 

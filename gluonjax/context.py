@@ -67,7 +67,7 @@ class Context:
         return devices[self.device_id]
 
     def __enter__(self):
-        self.jax_device  # fail early on a missing device
+        _ = self.jax_device  # fail early on a missing device
         self._old = current_context()
         _state.ctx = self
         return self

@@ -13,5 +13,5 @@ def namespace(parent, name):
     mod.cond, mod.foreach, mod.while_loop = cond, foreach, while_loop
     for attr in dir(parent):
         if attr.startswith("_contrib_"):
-            setattr(mod, attr[len("_contrib_"):], getattr(parent, attr))
+            setattr(mod, attr[len("_contrib_") :], getattr(parent, attr))
     return mod

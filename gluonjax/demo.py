@@ -105,7 +105,9 @@ def measure_speed(x, y, batch_size, steps=8, calls=50):
         t0 = time.perf_counter()
         for i in range(steps):
             j = (i * batch_size) % (len(x) - batch_size)
-            loss, _ = _train_step(net, trainer, loss_fn, x[j:j + batch_size], y[j:j + batch_size])
+            loss, _ = _train_step(
+                net, trainer, loss_fn, x[j : j + batch_size], y[j : j + batch_size]
+            )
         loss.wait_to_read()
         train = steps * batch_size / (time.perf_counter() - t0)
         t0 = time.perf_counter()
@@ -129,15 +131,17 @@ def train(net, x, y, epochs, batch_size, quiet):
         bar = ProgressBar(n_batches, f"epoch {epoch + 1}/{epochs}", enabled=not quiet)
         total_loss, correct, seen = 0.0, 0, 0
         t0 = time.perf_counter()
-        for i, (xb, yb) in enumerate(batches(x, y, batch_size, shuffle=True, seed=epoch,
-                                             last_batch="discard")):
+        for i, (xb, yb) in enumerate(
+            batches(x, y, batch_size, shuffle=True, seed=epoch, last_batch="discard")
+        ):
             loss, out = _train_step(net, trainer, loss_fn, xb, yb)
             total_loss += float(loss.sum().asscalar())
             correct += int((out.argmax(axis=1).asnumpy() == yb).sum())
             seen += len(yb)
             speed = seen / (time.perf_counter() - t0)
-            bar.update(i + 1, f"loss {total_loss / seen:.3f} acc {correct / seen:.3f} "
-                              f"{speed:.0f} img/s")
+            bar.update(
+                i + 1, f"loss {total_loss / seen:.3f} acc {correct / seen:.3f} {speed:.0f} img/s"
+            )
         history.append((total_loss / seen, correct / seen))
         bar.close(f"loss {total_loss / seen:.3f} acc {correct / seen:.3f} {speed:.0f} img/s")
     return history
@@ -152,10 +156,17 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m gluonjax.demo", description=__doc__.split("\n")[0])
     p.add_argument("--epochs", type=int, default=5, help="training epochs (default 5)")
     p.add_argument("--batch-size", type=int, default=32, help="mini-batch size (default 32)")
-    p.add_argument("--out", default="demo_out", help="folder for the exported files "
-                   "(default ./demo_out, created if needed; files in it are replaced)")
-    p.add_argument("--no-hybridize", action="store_true",
-                   help="train op by op (eager); the model is hybridized only to export it")
+    p.add_argument(
+        "--out",
+        default="demo_out",
+        help="folder for the exported files "
+        "(default ./demo_out, created if needed; files in it are replaced)",
+    )
+    p.add_argument(
+        "--no-hybridize",
+        action="store_true",
+        help="train op by op (eager); the model is hybridized only to export it",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no speed runs")
     args = p.parse_args(argv)
     if args.epochs < 1 or args.batch_size < 1:
@@ -169,15 +180,19 @@ def main(argv=None):
     mx.random.seed(42)
     x, y = digits("train")
     xt, yt = digits("test")
-    print(f"data: {len(x)} training and {len(xt)} test images of 8x8 digits, "
-          f"shown to the LeNet as {x.shape[1:]} (gluonjax.data.digits)")
+    print(
+        f"data: {len(x)} training and {len(xt)} test images of 8x8 digits, "
+        f"shown to the LeNet as {x.shape[1:]} (gluonjax.data.digits)"
+    )
 
     if not args.quiet:
         speed = measure_speed(x, y, args.batch_size)
         (te, pe), (th, ph) = speed["eager"], speed["hybridized"]
         print("speed measured now (images/s):        eager   hybridized   ratio")
-        print(f"  training step, batch {args.batch_size:<4d}       {te:8.0f}   {th:10.0f}   "
-              f"{th / te:5.2f}x")
+        print(
+            f"  training step, batch {args.batch_size:<4d}       {te:8.0f}   {th:10.0f}   "
+            f"{th / te:5.2f}x"
+        )
         print(f"  prediction, batch 1              {pe:8.0f}   {ph:10.0f}   {ph / pe:5.2f}x")
 
     net = make_lenet()
@@ -185,8 +200,10 @@ def main(argv=None):
     if not args.no_hybridize:
         net.hybridize()
     mode = "eager (op by op)" if args.no_hybridize else "hybridized (one jax.jit)"
-    print(f"training LeNet, {mode}, {args.epochs} epoch(s), batch size {args.batch_size} "
-          "(epoch 1 includes compilation)")
+    print(
+        f"training LeNet, {mode}, {args.epochs} epoch(s), batch size {args.batch_size} "
+        "(epoch 1 includes compilation)"
+    )
     train(net, x, y, args.epochs, args.batch_size, args.quiet)
 
     net.hybridize()
@@ -201,16 +218,19 @@ def main(argv=None):
 
     ok = True
     loaded = gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params")
-    ok &= _compare("gluon.SymbolBlock.imports (symbol JSON + params)",
-                   loaded(xt_nd).asnumpy(), expected)
+    ok &= _compare(
+        "gluon.SymbolBlock.imports (symbol JSON + params)", loaded(xt_nd).asnumpy(), expected
+    )
     served = deploy.load(prefix)
     ok &= _compare("gluonjax.deploy.load (StableHLO artifact)", np.asarray(served(xt)), expected)
 
     print(f"exported files in {out_dir}:")
     for f in files:
         print(f"  {os.path.basename(f):28s} {os.path.getsize(f):9d} bytes")
-    print(f"serve it without gluonjax: copy {deploy.__file__} next to them, then\n"
-          f"  import deploy; f = deploy.load('lenet'); f(images)  # images: (N, 1, 28, 28) float32")
+    print(
+        f"serve it without gluonjax: copy {deploy.__file__} next to them, then\n"
+        f"  import deploy; f = deploy.load('lenet'); f(images)  # images: (N, 1, 28, 28) float32"
+    )
     print(f"done in {time.perf_counter() - t_start:.1f}s" + ("" if ok else " -- MISMATCH"))
     return 0 if ok else 1
 

@@ -51,8 +51,17 @@ def _set(arr, value):
 class Executor:
     """A bound symbol (see the module docstring). Do not construct directly."""
 
-    def __init__(self, symbol, ctx, arg_arrays, grad_arrays, grad_req, aux_arrays,
-                 group2ctx=None, program=None):
+    def __init__(
+        self,
+        symbol,
+        ctx,
+        arg_arrays,
+        grad_arrays,
+        grad_req,
+        aux_arrays,
+        group2ctx=None,
+        program=None,
+    ):
         self._symbol = symbol
         self._ctx = ctx
         self._group2ctx = group2ctx
@@ -126,8 +135,9 @@ class Executor:
             arr = arg_dict[name]
             shape = tuple(np.shape(value) if not isinstance(value, NDArray) else value.shape)
             if shape != arr.shape:
-                raise BindError(f"Shape not match! Argument {name}, need: {arr.shape}, "
-                                f"received: {shape}")
+                raise BindError(
+                    f"Shape not match! Argument {name}, need: {arr.shape}, received: {shape}"
+                )
             _set(arr, value)
         args, aux = self._values()
         key, counter = self._key()
@@ -180,8 +190,10 @@ class Executor:
             for name, g, o in zip(self._output_names, out_grads, outs, strict=False):
                 shape = tuple(np.shape(g) if not isinstance(g, NDArray) else g.shape)
                 if shape != o.shape:
-                    raise BindError(f"backward: out_grad of '{name}' has shape {shape}, the "
-                                    f"output has {o.shape}")
+                    raise BindError(
+                        f"backward: out_grad of '{name}' has shape {shape}, the "
+                        f"output has {o.shape}"
+                    )
                 heads.append(_raw(g))
         diff, add = [], []
         triples = zip(self._arg_names, self.grad_arrays, self.arg_arrays, strict=False)
@@ -213,8 +225,10 @@ class Executor:
         Names the executor does not have raise :class:`BindError` unless
         ``allow_extra_params``.
         """
-        for params, table, kind in ((arg_params, self.arg_dict, "arguments"),
-                                    (aux_params or {}, self.aux_dict, "auxiliary states")):
+        for params, table, kind in (
+            (arg_params, self.arg_dict, "arguments"),
+            (aux_params or {}, self.aux_dict, "auxiliary states"),
+        ):
             for name, value in params.items():
                 if name not in table:
                     if allow_extra_params:
@@ -223,8 +237,10 @@ class Executor:
                 dst = table[name]
                 shape = tuple(value.shape)
                 if shape != dst.shape:
-                    raise BindError(f"copy_params_from: '{name}' has shape {shape}, the "
-                                    f"executor's array has {dst.shape}")
+                    raise BindError(
+                        f"copy_params_from: '{name}' has shape {shape}, the "
+                        f"executor's array has {dst.shape}"
+                    )
                 _set(dst, value)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
@@ -244,23 +260,35 @@ class Executor:
 
         arg_shapes, _, aux_shapes = infer_all(self._symbol, kwargs)
         new_args, new_grads, new_aux = [], [], []
-        for name, shape, arr, garr in zip(self._arg_names, arg_shapes, self.arg_arrays,
-                                          self.grad_arrays, strict=False):
+        for name, shape, arr, garr in zip(
+            self._arg_names, arg_shapes, self.arg_arrays, self.grad_arrays, strict=False
+        ):
             if not (partial_shaping or name in kwargs or shape == arr.shape):
                 raise BindError(
                     f"Shape of unspecified arg: {name} changed. This can cause the new executor "
                     f"to not share parameters with the old one. Please check for error in "
                     f"network. If this is intended, set partial_shaping=True to suppress this "
-                    f"warning.")
+                    f"warning."
+                )
             new_args.append(_resized(name, arr, shape, allow_up_sizing))
             new_grads.append(None if garr is None else _resized(name, garr, shape, allow_up_sizing))
         for name, shape, arr in zip(self._aux_names, aux_shapes, self.aux_arrays, strict=False):
             if not (partial_shaping or shape == arr.shape):
-                raise BindError(f"Shape of unspecified aux: {name} changed; set "
-                                f"partial_shaping=True if this is intended.")
+                raise BindError(
+                    f"Shape of unspecified aux: {name} changed; set "
+                    f"partial_shaping=True if this is intended."
+                )
             new_aux.append(_resized(name, arr, shape, allow_up_sizing))
-        return Executor(self._symbol, self._ctx, new_args, new_grads, self._grad_req, new_aux,
-                        self._group2ctx, program=self._program)
+        return Executor(
+            self._symbol,
+            self._ctx,
+            new_args,
+            new_grads,
+            self._grad_req,
+            new_aux,
+            self._group2ctx,
+            program=self._program,
+        )
 
     # ------------------------------------------------------------ debugging
     def set_monitor_callback(self, callback, monitor_all=False):
@@ -300,6 +328,7 @@ def _resized(name, arr, shape, allow_up_sizing):
                 f"New shape of arg: {name} is larger than original. First making a big "
                 f"executor and then down sizing it is more efficient than the reverse. If you "
                 f"really want to up size, set allow_up_sizing=True to enable allocation of new "
-                f"arrays.")
+                f"arrays."
+            )
         return NDArray(jnp.zeros(shape, arr.dtype))
     return NDArray(arr._data.reshape(-1)[:new_size].reshape(shape))

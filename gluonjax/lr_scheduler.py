@@ -11,8 +11,13 @@ from __future__ import annotations
 import logging
 import math
 
-__all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler", "PolyScheduler",
-           "CosineScheduler"]
+__all__ = [
+    "LRScheduler",
+    "FactorScheduler",
+    "MultiFactorScheduler",
+    "PolyScheduler",
+    "CosineScheduler",
+]
 
 
 class LRScheduler:
@@ -48,8 +53,9 @@ class LRScheduler:
     def get_warmup_lr(self, num_update):
         """Learning rate at ``num_update < warmup_steps``."""
         if num_update >= self.warmup_steps:
-            raise ValueError(f"num_update {num_update} is past the {self.warmup_steps} "
-                             f"warm-up steps")
+            raise ValueError(
+                f"num_update {num_update} is past the {self.warmup_steps} warm-up steps"
+            )
         if self.warmup_mode == "linear":
             frac = float(num_update) / float(self.warmup_steps)
             return self.warmup_begin_lr + (self.warmup_final_lr - self.warmup_begin_lr) * frac
@@ -72,8 +78,16 @@ class FactorScheduler(LRScheduler):
     stop_factor_lr : float, default 1e-8
     """
 
-    def __init__(self, step, factor=1, stop_factor_lr=1e-8, base_lr=0.01, warmup_steps=0,
-                 warmup_begin_lr=0, warmup_mode="linear"):
+    def __init__(
+        self,
+        step,
+        factor=1,
+        stop_factor_lr=1e-8,
+        base_lr=0.01,
+        warmup_steps=0,
+        warmup_begin_lr=0,
+        warmup_mode="linear",
+    ):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if step < 1:
             raise ValueError("Schedule step must be greater or equal than 1 round")
@@ -106,8 +120,9 @@ class MultiFactorScheduler(LRScheduler):
     factor : float, default 1
     """
 
-    def __init__(self, step, factor=1, base_lr=0.01, warmup_steps=0, warmup_begin_lr=0,
-                 warmup_mode="linear"):
+    def __init__(
+        self, step, factor=1, base_lr=0.01, warmup_steps=0, warmup_begin_lr=0, warmup_mode="linear"
+    ):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(step, list) or not step:
             raise ValueError(f"step must be a non-empty list of ints, got {step!r}")
@@ -148,8 +163,16 @@ class PolyScheduler(LRScheduler):
     final_lr : float, default 0
     """
 
-    def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
-                 warmup_begin_lr=0, warmup_mode="linear"):
+    def __init__(
+        self,
+        max_update,
+        base_lr=0.01,
+        pwr=2,
+        final_lr=0,
+        warmup_steps=0,
+        warmup_begin_lr=0,
+        warmup_mode="linear",
+    ):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(max_update, int):
             raise ValueError(f"max_update must be an int, got {max_update!r}")
@@ -166,8 +189,9 @@ class PolyScheduler(LRScheduler):
             return self.get_warmup_lr(num_update)
         if num_update <= self.max_update:
             frac = float(num_update - self.warmup_steps) / float(self.max_steps)
-            self.base_lr = (self.final_lr
-                            + (self.base_lr_orig - self.final_lr) * pow(1 - frac, self.power))
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * pow(
+                1 - frac, self.power
+            )
         return self.base_lr
 
 
@@ -184,8 +208,15 @@ class CosineScheduler(LRScheduler):
     final_lr : float, default 0
     """
 
-    def __init__(self, max_update, base_lr=0.01, final_lr=0, warmup_steps=0, warmup_begin_lr=0,
-                 warmup_mode="linear"):
+    def __init__(
+        self,
+        max_update,
+        base_lr=0.01,
+        final_lr=0,
+        warmup_steps=0,
+        warmup_begin_lr=0,
+        warmup_mode="linear",
+    ):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(max_update, int):
             raise ValueError(f"max_update must be an int, got {max_update!r}")

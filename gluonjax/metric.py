@@ -14,27 +14,27 @@ Examples
 from __future__ import annotations
 
 from ._metric.base import (
-                           CompositeEvalMetric,
-                           CustomMetric,
-                           EvalMetric,
-                           alias,
-                           check_label_shapes,
-                           create,
-                           np,
-                           register,
+    CompositeEvalMetric,
+    CustomMetric,
+    EvalMetric,
+    alias,
+    check_label_shapes,
+    create,
+    np,
+    register,
 )
 from ._metric.classification import F1, MCC, PCC, Accuracy, TopKAccuracy
 from ._metric.regression import (
-                           MAE,
-                           MSE,
-                           RMSE,
-                           Caffe,
-                           CrossEntropy,
-                           Loss,
-                           NegativeLogLikelihood,
-                           PearsonCorrelation,
-                           Perplexity,
-                           Torch,
+    MAE,
+    MSE,
+    RMSE,
+    Caffe,
+    CrossEntropy,
+    Loss,
+    NegativeLogLikelihood,
+    PearsonCorrelation,
+    Perplexity,
+    Torch,
 )
 
 __all__ = [

@@ -85,7 +85,7 @@ def test_grad_function_returns_without_writing():
     x = nd.array([2.0, 3.0])
     x.attach_grad()
     with autograd.record():
-        y = x ** 3
+        y = x**3
     g = autograd.grad(y, [x])[0]
     np.testing.assert_allclose(g.asnumpy(), 3 * np.array([2.0, 3.0]) ** 2)
     np.testing.assert_allclose(x.grad.asnumpy(), [0.0, 0.0])

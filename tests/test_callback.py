@@ -31,10 +31,14 @@ def test_speedometer_auto_reset(caplog):
     # MXNet 1.9.1: 'Epoch[0] Batch [0-2]\tSpeed: 1342177.28 samples/sec\taccuracy=0.500000'
     #              'Epoch[0] Batch [2-4]\tSpeed: 1242756.74 samples/sec\taccuracy=nan'
     assert len(msgs) == 2
-    assert re.fullmatch(r"Epoch\[0\] Batch \[0-2\]\tSpeed: \d+\.\d\d samples/sec\t"
-                        r"accuracy=0\.500000", msgs[0])
-    assert re.fullmatch(r"Epoch\[0\] Batch \[2-4\]\tSpeed: \d+\.\d\d samples/sec\taccuracy=nan",
-                        msgs[1])
+    assert re.fullmatch(
+        r"Epoch\[0\] Batch \[0-2\]\tSpeed: \d+\.\d\d samples/sec\t"
+        r"accuracy=0\.500000",
+        msgs[0],
+    )
+    assert re.fullmatch(
+        r"Epoch\[0\] Batch \[2-4\]\tSpeed: \d+\.\d\d samples/sec\taccuracy=nan", msgs[1]
+    )
 
 
 def test_speedometer_without_reset_and_without_metric(caplog):
@@ -47,10 +51,12 @@ def test_speedometer_without_reset_and_without_metric(caplog):
         for i in range(3):
             s2(BatchEndParam(epoch=1, nbatch=i, eval_metric=None, locals=None))
     msgs = _messages(caplog)
-    assert re.fullmatch(r"Epoch\[1\] Batch \[0-2\]\tSpeed: \S+ samples/sec\taccuracy=0\.500000",
-                        msgs[0])
-    assert re.fullmatch(r"Epoch\[1\] Batch \[0-4\]\tSpeed: \S+ samples/sec\taccuracy=0\.500000",
-                        msgs[1])
+    assert re.fullmatch(
+        r"Epoch\[1\] Batch \[0-2\]\tSpeed: \S+ samples/sec\taccuracy=0\.500000", msgs[0]
+    )
+    assert re.fullmatch(
+        r"Epoch\[1\] Batch \[0-4\]\tSpeed: \S+ samples/sec\taccuracy=0\.500000", msgs[1]
+    )
     assert re.fullmatch(r"Iter\[1\] Batch \[2\]\tSpeed: \d+\.\d\d samples/sec", msgs[2])
 
 
@@ -64,8 +70,11 @@ def test_speedometer_composite_metric_and_new_epoch(caplog):
         s(BatchEndParam(epoch=3, nbatch=0, eval_metric=cm, locals=None))  # restarts
     msgs = _messages(caplog)
     assert len(msgs) == 1
-    assert re.fullmatch(r"Epoch\[2\] Batch \[0-1\]\tSpeed: \S+ samples/sec\t"
-                        r"accuracy=0\.500000\tmse=0\.500000", msgs[0])
+    assert re.fullmatch(
+        r"Epoch\[2\] Batch \[0-1\]\tSpeed: \S+ samples/sec\t"
+        r"accuracy=0\.500000\tmse=0\.500000",
+        msgs[0],
+    )
 
 
 def test_log_train_metric_progress_bar_validation(caplog):
@@ -75,10 +84,15 @@ def test_log_train_metric_progress_bar_validation(caplog):
         mx.callback.log_train_metric(3)(BatchEndParam(0, 4, m, None))  # not a multiple
         mx.callback.ProgressBar(10, length=10)(BatchEndParam(0, 3, m, None))
         mx.callback.LogValidationMetricsCallback()(BatchEndParam(0, 3, m, None))
-    assert _messages(caplog) == ["Iter[0] Batch[4] Train-accuracy=0.500000",
-                                 "[===-------] 30%\r", "Epoch[0] Validation-accuracy=0.500000"]
-    assert repr(BatchEndParam(1, 2, 3, 4)) == \
-        "BatchEndParams(epoch=1, nbatch=2, eval_metric=3, locals=4)"
+    assert _messages(caplog) == [
+        "Iter[0] Batch[4] Train-accuracy=0.500000",
+        "[===-------] 30%\r",
+        "Epoch[0] Validation-accuracy=0.500000",
+    ]
+    assert (
+        repr(BatchEndParam(1, 2, 3, 4))
+        == "BatchEndParams(epoch=1, nbatch=2, eval_metric=3, locals=4)"
+    )
 
 
 def test_do_checkpoint_and_load_checkpoint(tmp_path, caplog):
@@ -107,13 +121,15 @@ def test_do_checkpoint_and_load_checkpoint(tmp_path, caplog):
 
 def test_module_checkpoint_callback(tmp_path):
     data = mx.sym.var("data")
-    sym = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=2, name="fc"),
-                               name="softmax")
+    sym = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=2, name="fc"), name="softmax")
     mod = mx.mod.Module(sym)
     mod.bind(data_shapes=[("data", (2, 3))], label_shapes=[("softmax_label", (2,))])
     mod.init_params()
     mod.init_optimizer()
     cb = mx.callback.module_checkpoint(mod, str(tmp_path / "m"), save_optimizer_states=True)
     cb(0)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m-0001.params", "m-0001.states",
-                                                          "m-symbol.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "m-0001.params",
+        "m-0001.states",
+        "m-symbol.json",
+    ]

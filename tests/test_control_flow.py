@@ -17,8 +17,9 @@ class _While(mx.gluon.HybridBlock):
         def body(i, s):
             return s * 1, (i + 1, s + x)
 
-        outs, (i, s) = F.contrib.while_loop(lambda i, s: i < 3, body,
-                                            [x.zeros_like()[0:1], x], max_iterations=5)
+        outs, (i, s) = F.contrib.while_loop(
+            lambda i, s: i < 3, body, [x.zeros_like()[0:1], x], max_iterations=5
+        )
         return outs[0], s
 
 
@@ -75,7 +76,7 @@ def test_foreach_and_gradient(hybrid):
     # d/dx of sum_i x_i * (1 + sum_{j<i} x_j): x_k appears with (1 + prefix) and in later terms
     g = np.zeros_like(xv)
     for k in range(3):
-        g[k] = (1 + xv[:k].sum(0)) + xv[k + 1:].sum(0)
+        g[k] = (1 + xv[:k].sum(0)) + xv[k + 1 :].sum(0)
     np.testing.assert_allclose(x.grad.asnumpy(), g, rtol=1e-6)
 
 

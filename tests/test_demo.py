@@ -12,16 +12,24 @@ import pytest
 
 from tests.mxnet_ref import needs_mxnet, run_mxnet
 
-FILES = ["lenet-symbol.json", "lenet-0000.params", "lenet-0000.stablehlo",
-         "lenet-0000.manifest.json"]
+FILES = [
+    "lenet-symbol.json",
+    "lenet-0000.params",
+    "lenet-0000.stablehlo",
+    "lenet-0000.manifest.json",
+]
 
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "out"
-    res = subprocess.run([sys.executable, "-m", "gluonjax.demo", "--epochs", "1", "--quiet",
-                          "--out", str(out)], cwd=out.parent, capture_output=True, text=True,
-                         timeout=280)
+    res = subprocess.run(
+        [sys.executable, "-m", "gluonjax.demo", "--epochs", "1", "--quiet", "--out", str(out)],
+        cwd=out.parent,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
     return res, out
 
 
@@ -72,8 +80,13 @@ def test_exported_lenet_runs_in_real_mxnet(demo_run):
 
 
 def test_demo_rejects_bad_arguments(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "gluonjax.demo", "--epochs", "0"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "gluonjax.demo", "--epochs", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 2 and "--epochs" in res.stderr
 
 

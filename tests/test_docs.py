@@ -53,9 +53,15 @@ def test_page_runs(page, tmp_path):
     (tmp_path / "blocks.json").write_text(json.dumps(blocks))
     (tmp_path / "runner.py").write_text(RUNNER)
     env = dict(os.environ, MPLBACKEND="Agg")
-    res = subprocess.run([sys.executable, "runner.py", "blocks.json", f"docs/{page.name}"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=280, env=env)
-    assert res.returncode == 0, (res.stdout[-3000:] + res.stderr[-6000:])
+    res = subprocess.run(
+        [sys.executable, "runner.py", "blocks.json", f"docs/{page.name}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        env=env,
+    )
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-6000:]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])

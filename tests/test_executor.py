@@ -14,8 +14,9 @@ RNG = np.random.RandomState(0)
 
 def _fc_net():
     x, w, b = mx.sym.var("x"), mx.sym.var("w"), mx.sym.var("b")
-    return mx.sym.broadcast_mul(mx.sym.tanh(mx.sym.FullyConnected(x, w, b, num_hidden=3)),
-                                x.sum(axis=1, keepdims=True))
+    return mx.sym.broadcast_mul(
+        mx.sym.tanh(mx.sym.FullyConnected(x, w, b, num_hidden=3)), x.sum(axis=1, keepdims=True)
+    )
 
 
 def _fc_ref(x, w, b):
@@ -40,7 +41,8 @@ def test_forward_backward_vs_jax_grad(as_dict, n):
     np.testing.assert_allclose(out[0].asnumpy(), np.asarray(ref), rtol=1e-5, atol=1e-5)
     ex.backward(mx.nd.array(head))
     ref_g = jax.grad(lambda x, w, b: jnp.sum(_fc_ref(x, w, b) * head), argnums=(0, 1, 2))(
-        *(jnp.asarray(vals[k]) for k in "xwb"))
+        *(jnp.asarray(vals[k]) for k in "xwb")
+    )
     for k, g in zip("xwb", ref_g, strict=False):
         np.testing.assert_allclose(ex.grad_dict[k].asnumpy(), np.asarray(g), rtol=1e-4, atol=1e-5)
 
@@ -86,8 +88,12 @@ def test_grad_req_add_and_null():
     a, b = mx.sym.var("a"), mx.sym.var("b")
     sym = a * b + a
     av, bv = np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32)
-    ex = sym.bind(mx.cpu(), [mx.nd.array(av), mx.nd.array(bv)],
-                  args_grad=[mx.nd.ones(2), mx.nd.ones(2)], grad_req={"a": "add", "b": "null"})
+    ex = sym.bind(
+        mx.cpu(),
+        [mx.nd.array(av), mx.nd.array(bv)],
+        args_grad=[mx.nd.ones(2), mx.nd.ones(2)],
+        grad_req={"a": "add", "b": "null"},
+    )
     ex.forward(is_train=True)
     ex.backward([mx.nd.ones(2)])
     # d/da (a*b + a) = b + 1, added to the initial ones; b untouched (null)
@@ -97,8 +103,12 @@ def test_grad_req_add_and_null():
     ex.backward([mx.nd.ones(2) * 2])
     np.testing.assert_array_equal(ex.grad_dict["a"].asnumpy(), 1 + 3 * (bv + 1))
     # list form and write
-    ex2 = sym.bind(mx.cpu(), [mx.nd.array(av), mx.nd.array(bv)],
-                   args_grad=[mx.nd.ones(2), mx.nd.ones(2)], grad_req=["null", "write"])
+    ex2 = sym.bind(
+        mx.cpu(),
+        [mx.nd.array(av), mx.nd.array(bv)],
+        args_grad=[mx.nd.ones(2), mx.nd.ones(2)],
+        grad_req=["null", "write"],
+    )
     ex2.forward(is_train=True)
     ex2.backward(mx.nd.ones(2) * 3)
     np.testing.assert_array_equal(ex2.grad_dict["a"].asnumpy(), [1, 1])
@@ -115,7 +125,8 @@ def test_backward_needs_out_grads_for_non_loss_outputs():
     np.testing.assert_array_equal(ex.grad_dict["a"].asnumpy(), [2, 6])
     # MakeLoss / BlockGrad outputs need no head gradient (MXNet: same)
     ex = mx.sym.Group([mx.sym.MakeLoss(a * 2), mx.sym.BlockGrad(a * 3)]).simple_bind(
-        mx.cpu(), a=(2,))
+        mx.cpu(), a=(2,)
+    )
     ex.forward(is_train=True)
     ex.backward()
     np.testing.assert_array_equal(ex.grad_dict["a"].asnumpy(), [2, 2])
@@ -139,8 +150,7 @@ def test_softmax_output_backward_without_out_grads():
     np.testing.assert_allclose(ex.outputs[0].asnumpy(), p, rtol=1e-5, atol=1e-6)
     ex.backward()
     dz = p - np.eye(3)[lab]
-    np.testing.assert_allclose(ex.grad_dict["fc_weight"].asnumpy(), dz.T @ x, rtol=1e-4,
-                               atol=1e-5)
+    np.testing.assert_allclose(ex.grad_dict["fc_weight"].asnumpy(), dz.T @ x, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(ex.grad_dict["fc_bias"].asnumpy(), dz.sum(0), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), dz @ w, rtol=1e-4, atol=1e-5)
     np.testing.assert_array_equal(ex.grad_dict["sm_label"].asnumpy(), np.zeros(4))
@@ -148,18 +158,29 @@ def test_softmax_output_backward_without_out_grads():
 
 def test_simple_bind_allocates_zeros_with_inferred_shapes_and_types():
     data = mx.sym.var("data")
-    sym = mx.sym.SoftmaxOutput(mx.sym.BatchNorm(mx.sym.FullyConnected(
-        data, num_hidden=3, name="fc"), name="bn"), name="softmax")
+    sym = mx.sym.SoftmaxOutput(
+        mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=3, name="fc"), name="bn"),
+        name="softmax",
+    )
     ex = sym.simple_bind(mx.cpu(), data=(4, 5), unused=(9,))  # unknown names ignored (MXNet)
     shapes = {k: v.shape for k, v in ex.arg_dict.items()}
-    assert shapes == {"data": (4, 5), "fc_weight": (3, 5), "fc_bias": (3,), "bn_gamma": (3,),
-                      "bn_beta": (3,), "softmax_label": (4,)}
-    assert {k: v.shape for k, v in ex.aux_dict.items()} == {"bn_moving_mean": (3,),
-                                                            "bn_moving_var": (3,)}
+    assert shapes == {
+        "data": (4, 5),
+        "fc_weight": (3, 5),
+        "fc_bias": (3,),
+        "bn_gamma": (3,),
+        "bn_beta": (3,),
+        "softmax_label": (4,),
+    }
+    assert {k: v.shape for k, v in ex.aux_dict.items()} == {
+        "bn_moving_mean": (3,),
+        "bn_moving_var": (3,),
+    }
     assert all(v.dtype == np.float32 and not v.asnumpy().any() for v in ex.arg_arrays)
     assert {k for k, v in ex.grad_dict.items() if v is not None} == set(shapes)
-    ex16 = (mx.sym.var("a") * 2).simple_bind(mx.cpu(), a=(2,), type_dict={"a": "float16"},
-                                             grad_req="null")
+    ex16 = (mx.sym.var("a") * 2).simple_bind(
+        mx.cpu(), a=(2,), type_dict={"a": "float16"}, grad_req="null"
+    )
     assert ex16.arg_dict["a"].dtype == np.float16 and ex16.outputs[0].dtype == np.float16
     assert ex16.grad_arrays == [None] and ex16.grad_dict == {"a": None}
     with pytest.raises(mx.MXNetError, match="cannot infer"):
@@ -179,10 +200,10 @@ def test_batchnorm_aux_states_update_only_in_training():
     ex.forward(is_train=True)
     mean, var = x.mean(0), x.var(0)  # biased variance, as MXNet 1.9.1 stores it
     np.testing.assert_allclose(ex.aux_dict["bn_moving_mean"].asnumpy(), 0.1 * mean, rtol=1e-5)
-    np.testing.assert_allclose(ex.aux_dict["bn_moving_var"].asnumpy(), 0.9 + 0.1 * var,
-                               rtol=1e-5)
-    np.testing.assert_allclose(ex.outputs[0].asnumpy(), (x - mean) / np.sqrt(var + 1e-3),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ex.aux_dict["bn_moving_var"].asnumpy(), 0.9 + 0.1 * var, rtol=1e-5)
+    np.testing.assert_allclose(
+        ex.outputs[0].asnumpy(), (x - mean) / np.sqrt(var + 1e-3), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_dropout_backward_reuses_the_forward_mask():
@@ -242,8 +263,9 @@ def test_eval_and_shared_exec():
     np.testing.assert_array_equal(res[0].asnumpy(), [4, 10])
     sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
     ex1 = sym.simple_bind(mx.cpu(), data=(4, 3))
-    ex2 = sym.simple_bind(mx.cpu(), data=(2, 3), shared_exec=ex1,
-                          shared_arg_names=["fc_weight", "fc_bias"])
+    ex2 = sym.simple_bind(
+        mx.cpu(), data=(2, 3), shared_exec=ex1, shared_arg_names=["fc_weight", "fc_bias"]
+    )
     assert ex2.arg_dict["fc_weight"] is ex1.arg_dict["fc_weight"]
     assert ex2.arg_dict["data"] is not ex1.arg_dict["data"]
 

@@ -11,30 +11,40 @@ import gluonjax as mx
 FIX = json.loads((Path(__file__).parent / "fixtures" / "io" / "ndarrayiter.json").read_text())
 
 
-@pytest.mark.parametrize("case", FIX["cases"],
-                         ids=lambda c: f"{c['n']}-{c['batch_size']}-{c['last_batch_handle']}")
+@pytest.mark.parametrize(
+    "case", FIX["cases"], ids=lambda c: f"{c['n']}-{c['batch_size']}-{c['last_batch_handle']}"
+)
 def test_ndarrayiter_matches_mxnet(case):
     n, bs = case["n"], case["batch_size"]
     data = np.arange(n * 2).reshape(n, 2).astype("int64")
-    it = mx.io.NDArrayIter(data, np.arange(n) + 100, batch_size=bs,
-                           last_batch_handle=case["last_batch_handle"])
-    assert [[d.name, list(d.shape), np.dtype(d.dtype).name] for d in it.provide_data] \
-        == case["provide_data"]
-    assert [[d.name, list(d.shape), np.dtype(d.dtype).name] for d in it.provide_label] \
-        == case["provide_label"]
+    it = mx.io.NDArrayIter(
+        data, np.arange(n) + 100, batch_size=bs, last_batch_handle=case["last_batch_handle"]
+    )
+    assert [[d.name, list(d.shape), np.dtype(d.dtype).name] for d in it.provide_data] == case[
+        "provide_data"
+    ]
+    assert [[d.name, list(d.shape), np.dtype(d.dtype).name] for d in it.provide_label] == case[
+        "provide_label"
+    ]
     for want in case["epochs"]:
         got = []
         for b in it:
             assert b.data[0].dtype == np.float32
-            got.append({"data": b.data[0].asnumpy()[:, 0].tolist(),
-                        "label": b.label[0].asnumpy().tolist(), "pad": b.pad})
+            got.append(
+                {
+                    "data": b.data[0].asnumpy()[:, 0].tolist(),
+                    "label": b.label[0].asnumpy().tolist(),
+                    "pad": b.pad,
+                }
+            )
         assert got == want
         it.reset()
 
 
 def test_names_of_dict_and_list_inputs_match_mxnet():
-    it = mx.io.NDArrayIter({"b": np.ones((4, 3)), "a": np.ones((4, 1))},
-                           [np.ones((4,)), np.ones((4, 2))], batch_size=2)
+    it = mx.io.NDArrayIter(
+        {"b": np.ones((4, 3)), "a": np.ones((4, 1))}, [np.ones((4,)), np.ones((4, 2))], batch_size=2
+    )
     assert [[d.name, list(d.shape)] for d in it.provide_data] == FIX["names"]["provide_data"]
     assert [[d.name, list(d.shape)] for d in it.provide_label] == FIX["names"]["provide_label"]
 
@@ -53,8 +63,12 @@ def test_shuffle_is_a_permutation_and_keeps_pairs():
     x = np.arange(12, dtype=np.float32).reshape(6, 2)
     it = mx.io.NDArrayIter(x, x[:, 0] * 10, batch_size=3, shuffle=True)
     seen = np.concatenate([b.data[0].asnumpy() for b in it])
-    lab = np.concatenate([b.label[0].asnumpy() for b in mx.io.NDArrayIter(
-        x, x[:, 0] * 10, batch_size=6, shuffle=False)])
+    lab = np.concatenate(
+        [
+            b.label[0].asnumpy()
+            for b in mx.io.NDArrayIter(x, x[:, 0] * 10, batch_size=6, shuffle=False)
+        ]
+    )
     assert sorted(seen[:, 0].tolist()) == x[:, 0].tolist()
     it.reset()
     for b in it:

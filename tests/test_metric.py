@@ -115,8 +115,11 @@ def test_f1_mcc_numpy(average):
 def test_regression_and_perplexity_numpy():
     r = np.random.RandomState(7)
     lab, pred = r.randn(8), r.randn(8)
-    for name, ref in [("mae", np.abs(lab - pred).mean()), ("mse", ((lab - pred) ** 2).mean()),
-                      ("rmse", np.sqrt(((lab - pred) ** 2).mean()))]:
+    for name, ref in [
+        ("mae", np.abs(lab - pred).mean()),
+        ("mse", ((lab - pred) ** 2).mean()),
+        ("rmse", np.sqrt(((lab - pred) ** 2).mean())),
+    ]:
         m = mx.metric.create(name)
         m.update([lab], [pred])
         assert m.get() == (name, pytest.approx(ref))
@@ -163,8 +166,10 @@ def test_create_register_composite_custom():
 
 def test_update_dict_and_extra_outputs():
     acc = mx.metric.Accuracy(output_names=["out"], label_names=["y"])
-    acc.update_dict({"y": mx.nd.array([1, 0]), "z": mx.nd.array([0, 0])},
-                    {"out": mx.nd.array([[0.1, 0.9], [0.2, 0.8]])})
+    acc.update_dict(
+        {"y": mx.nd.array([1, 0]), "z": mx.nd.array([0, 0])},
+        {"out": mx.nd.array([[0.1, 0.9], [0.2, 0.8]])},
+    )
     assert acc.get()[1] == 0.5
     m = mx.metric.np(max_err, allow_extra_outputs=True)
     m.update([mx.nd.array([1.0])], [mx.nd.array([3.0]), mx.nd.array([9.0])])

@@ -20,7 +20,6 @@ import pytest
 import gluonjax as mx
 from gluonjax import autograd, gluon, nd
 from gluonjax._io import read_arrays, write_arrays
-from gluonjax.optimizer import preprocess_grad
 
 FIX = np.load(Path(__file__).parent / "fixtures" / "optimizers.npz")
 CASES = json.loads(str(FIX["cases"]))
@@ -74,8 +73,9 @@ def test_eager_updater_matches_mxnet(name, opt, kw, ex):
             for i in range(2):
                 upds[i](i, gs[i], ws[i])
         for i in range(2):
-            np.testing.assert_allclose(ws[i].asnumpy(), _expected(name, t, i), **TOL,
-                                       err_msg=f"step {t + 1}, weight {i}")
+            np.testing.assert_allclose(
+                ws[i].asnumpy(), _expected(name, t, i), **TOL, err_msg=f"step {t + 1}, weight {i}"
+            )
 
 
 @pytest.mark.parametrize("name, opt, kw, ex", CASES, ids=IDS)
@@ -103,19 +103,42 @@ def test_jit_scan_of_step_matches_mxnet(name, opt, kw, ex):
         return (new_w, new_s), new_w
 
     run = jax.jit(lambda ws, states, xs: jax.lax.scan(body, (ws, states), xs)[1])
-    xs = ([jnp.asarray(g) for g in GRADS], jnp.asarray(lrs, jnp.float32),
-          jnp.asarray(wds, jnp.float32), jnp.asarray(ts, jnp.int32))
+    xs = (
+        [jnp.asarray(g) for g in GRADS],
+        jnp.asarray(lrs, jnp.float32),
+        jnp.asarray(wds, jnp.float32),
+        jnp.asarray(ts, jnp.int32),
+    )
     traj = run(ws, states, xs)
     for i in range(2):
         np.testing.assert_allclose(np.asarray(traj[i]), FIX[f"{name}__w{i}"], **TOL)
 
 
 # one or two cases per optimizer: schedules, multipliers, clipping and wd together
-TRAINER_NAMES = ["sgd_clip_mult", "sgd_list_sched", "nag_sched", "nag_mom", "adam_wd_clip",
-                 "adam_betas_mult_sched", "adamw_mult", "adagrad_mult", "adadelta_wd_clip",
-                 "rmsprop_gamma_cw", "rmsprop_centered_sched", "adamax_wd_clip", "nadam_wd_clip",
-                 "ftrl_wd_clip", "ftml_wd_clip", "lamb_bounds", "lamb_nobias_list", "lars_mom",
-                 "lars_clip", "signum_wd", "signsgd", "dcasgd_wd_clip"]
+TRAINER_NAMES = [
+    "sgd_clip_mult",
+    "sgd_list_sched",
+    "nag_sched",
+    "nag_mom",
+    "adam_wd_clip",
+    "adam_betas_mult_sched",
+    "adamw_mult",
+    "adagrad_mult",
+    "adadelta_wd_clip",
+    "rmsprop_gamma_cw",
+    "rmsprop_centered_sched",
+    "adamax_wd_clip",
+    "nadam_wd_clip",
+    "ftrl_wd_clip",
+    "ftml_wd_clip",
+    "lamb_bounds",
+    "lamb_nobias_list",
+    "lars_mom",
+    "lars_clip",
+    "signum_wd",
+    "signsgd",
+    "dcasgd_wd_clip",
+]
 TRAINER_CASES = [c for c in CASES if c[0] in TRAINER_NAMES]
 
 
@@ -140,12 +163,24 @@ def test_trainer_matches_mxnet(name, opt, kw, ex):
         loss.backward()
         tr.step(1)
         for i in range(2):
-            np.testing.assert_allclose(params[i].data().asnumpy(), _expected(name, t, i),
-                                       **TOL, err_msg=f"step {t + 1}, weight {i}")
+            np.testing.assert_allclose(
+                params[i].data().asnumpy(),
+                _expected(name, t, i),
+                **TOL,
+                err_msg=f"step {t + 1}, weight {i}",
+            )
 
 
-@pytest.mark.parametrize("case", ["adam_betas_mult_sched", "rmsprop_centered", "nadam_wd_clip",
-                                  "lars_sched_names", "ftml_wd_clip"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "adam_betas_mult_sched",
+        "rmsprop_centered",
+        "nadam_wd_clip",
+        "lars_sched_names",
+        "ftml_wd_clip",
+    ],
+)
 def test_updater_states_roundtrip_without_pickle(case):
     name, opt, kw, ex = next(c for c in CASES if c[0] == case)
     mode = ex.get("mode", "single")

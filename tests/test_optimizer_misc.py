@@ -27,8 +27,8 @@ def _sgld_check(w0, w1, g, lr, wd, n_sigma=5.0):
     n = z.size
     assert abs(z.mean()) < n_sigma / np.sqrt(n)
     assert abs(z.std() - 1.0) < n_sigma * np.sqrt(0.5 / n)
-    assert abs(np.mean(z ** 3)) < n_sigma * np.sqrt(15.0 / n)  # symmetric
-    assert abs(np.mean(z ** 4) - 3.0) < n_sigma * np.sqrt(96.0 / n)  # Gaussian tails
+    assert abs(np.mean(z**3)) < n_sigma * np.sqrt(15.0 / n)  # symmetric
+    assert abs(np.mean(z**4) - 3.0) < n_sigma * np.sqrt(96.0 / n)  # Gaussian tails
     return z
 
 
@@ -37,8 +37,9 @@ def test_sgld_eager_noise_is_gaussian(lr, wd, rescale, clip):
     rng = np.random.RandomState(0)
     w0 = rng.randn(N).astype(np.float32)
     g = rng.randn(N).astype(np.float32)
-    o = mx.optimizer.create("sgld", learning_rate=lr, wd=wd, rescale_grad=rescale,
-                            clip_gradient=clip)
+    o = mx.optimizer.create(
+        "sgld", learning_rate=lr, wd=wd, rescale_grad=rescale, clip_gradient=clip
+    )
     upd = mx.optimizer.get_updater(o)
     w = nd.array(w0)
     upd(0, nd.array(g), w)
@@ -66,8 +67,10 @@ def test_sgld_trainer_noise_is_gaussian_and_per_parameter():
         loss = (ps[0].data() * nd.array(g[0])).sum() + (ps[1].data() * nd.array(g[1])).sum()
     loss.backward()
     tr.step(2)  # rescale_grad = 1/2
-    z = [_sgld_check(w0[i], ps[i].data().asnumpy().astype(np.float64), g[i] / 2, 0.01, 0.2)
-         for i in range(2)]
+    z = [
+        _sgld_check(w0[i], ps[i].data().asnumpy().astype(np.float64), g[i] / 2, 0.01, 0.2)
+        for i in range(2)
+    ]
     assert abs(np.corrcoef(z[0], z[1])[0, 1]) < 5 / np.sqrt(N // 2)
 
 
@@ -78,8 +81,15 @@ def test_dcasgd_momentum_matches_numpy():
     w = rng.randn(3, 4).astype(np.float32)
     grads = rng.randn(4, 3, 4).astype(np.float32)
     lr, mom_c, lamda, wd, clip, rescale = 0.1, 0.8, 0.3, 0.05, 0.6, 0.7
-    o = mx.optimizer.create("dcasgd", learning_rate=lr, momentum=mom_c, lamda=lamda, wd=wd,
-                            clip_gradient=clip, rescale_grad=rescale)
+    o = mx.optimizer.create(
+        "dcasgd",
+        learning_rate=lr,
+        momentum=mom_c,
+        lamda=lamda,
+        wd=wd,
+        clip_gradient=clip,
+        rescale_grad=rescale,
+    )
     upd = mx.optimizer.get_updater(o)
     x = nd.array(w)
     ref_w, prev, mom = w.astype(np.float64), w.astype(np.float64), np.zeros_like(w, np.float64)

@@ -18,8 +18,9 @@ def test_quick_start_runs(tmp_path):
     text = (ROOT / "README.md").read_text()
     code = re.search(r"## Quick start\s+```python\n(.*?)```", text, re.S).group(1)
     assert len(code.strip().splitlines()) <= 20
-    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     assert "HybridSequential" in res.stdout
     assert (tmp_path / "net.params").exists()

@@ -56,10 +56,18 @@ def _cases():
     add = lambda cid, spec, kw, b: c.append((cid, spec, kw, b))  # noqa: E731
     cls3 = lambda: ([ints(3, 6)], [probs(6, 3)])  # noqa: E731
     add("acc", "acc", {}, batches(cls3))
-    add("acc_two_outputs", "accuracy", {},
-        batches(lambda: ([ints(3, 6), ints(4, 5)], [probs(6, 3), probs(5, 4)])))
-    add("acc_axis", "acc", {"axis": 1},
-        batches(lambda: ([ints(3, 2, 4)], [probs(2, 4, 3).transpose(0, 2, 1).copy()])))
+    add(
+        "acc_two_outputs",
+        "accuracy",
+        {},
+        batches(lambda: ([ints(3, 6), ints(4, 5)], [probs(6, 3), probs(5, 4)])),
+    )
+    add(
+        "acc_axis",
+        "acc",
+        {"axis": 1},
+        batches(lambda: ([ints(3, 2, 4)], [probs(2, 4, 3).transpose(0, 2, 1).copy()])),
+    )
     add("acc_same_shape", "acc", {}, batches(lambda: ([ints(3, 7)], [ints(3, 7)])))
     add("topk2", "top_k_accuracy", {"top_k": 2}, batches(lambda: ([ints(5, 8)], [probs(8, 5)])))
     add("topk3", "top_k_acc", {"top_k": 3}, batches(lambda: ([ints(5, 8)], [probs(8, 5)])))
@@ -77,16 +85,28 @@ def _cases():
     add("ce", "ce", {}, batches(lambda: ([ints(4, 6)], [probs(6, 4)])))
     add("ce_eps", "crossentropy", {"eps": 1e-3}, batches(lambda: ([ints(4, 6)], [probs(6, 4)])))
     add("nll", "nll_loss", {}, batches(lambda: ([ints(4, 6)], [probs(6, 4)])))
-    add("perplexity", "perplexity", {"ignore_label": None},
-        batches(lambda: ([ints(5, 7)], [probs(7, 5)])))
-    add("perplexity_ignore", "perplexity", {"ignore_label": 0},
-        batches(lambda: ([ints(5, 7), ints(5, 3)], [probs(7, 5), probs(3, 5)])))
+    add(
+        "perplexity",
+        "perplexity",
+        {"ignore_label": None},
+        batches(lambda: ([ints(5, 7)], [probs(7, 5)])),
+    )
+    add(
+        "perplexity_ignore",
+        "perplexity",
+        {"ignore_label": 0},
+        batches(lambda: ([ints(5, 7), ints(5, 3)], [probs(7, 5), probs(3, 5)])),
+    )
     corr = lambda: ([reals(9)], [reals(9)])  # noqa: E731
     add("pearsonr", "pearsonr", {}, batches(corr))
     add("pearsonr_micro", "pearsoncorrelation", {"average": "micro"}, batches(corr))
     add("loss", "loss", {}, batches(lambda: ([], [reals(4), reals(2, 3)])))
-    add("composite", ["acc", "ce", "top_k_acc"], None, batches(lambda: ([ints(4, 6)],
-                                                                         [probs(6, 4)])))
+    add(
+        "composite",
+        ["acc", "ce", "top_k_acc"],
+        None,
+        batches(lambda: ([ints(4, 6)], [probs(6, 4)])),
+    )
     add("custom_tuple", "custom:abs_sum_count", {}, batches(reg))
     add("custom_scalar", "custom:max_err", {"name": "maxerr"}, batches(reg))
     return c
@@ -127,8 +147,16 @@ def main():
                 results.append([_value(metric.get()[1]), _value(metric.get_global()[1])])
                 metric.reset_local()
         results.append([_value(metric.get()[1]), _value(metric.get_global()[1])])
-        meta.append({"id": cid, "spec": spec, "kwargs": kwargs or {}, "name": metric.get()[0],
-                     "batches": shapes, "results": results})
+        meta.append(
+            {
+                "id": cid,
+                "spec": spec,
+                "kwargs": kwargs or {},
+                "name": metric.get()[0],
+                "batches": shapes,
+                "results": results,
+            }
+        )
     arrays["__cases__"] = np.array(json.dumps(meta))
     out_path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out_path, **arrays)

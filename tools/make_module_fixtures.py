@@ -28,9 +28,12 @@ def main():
     rng = np.random.RandomState(42)
     sym = build()
     arg_params = {
-        "fc1_weight": rng.randn(6, 4) * 0.5, "fc1_bias": rng.randn(6) * 0.1,
-        "bn1_gamma": 1 + rng.rand(6) * 0.5, "bn1_beta": rng.randn(6) * 0.1,
-        "fc2_weight": rng.randn(3, 6) * 0.5, "fc2_bias": rng.randn(3) * 0.1,
+        "fc1_weight": rng.randn(6, 4) * 0.5,
+        "fc1_bias": rng.randn(6) * 0.1,
+        "bn1_gamma": 1 + rng.rand(6) * 0.5,
+        "bn1_beta": rng.randn(6) * 0.1,
+        "fc2_weight": rng.randn(3, 6) * 0.5,
+        "fc2_bias": rng.randn(3) * 0.1,
     }
     aux_params = {"bn1_moving_mean": rng.randn(6) * 0.2, "bn1_moving_var": 1 + rng.rand(6)}
     arg_params = {k: mx.nd.array(v) for k, v in arg_params.items()}
@@ -45,8 +48,9 @@ def main():
     mod.forward(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]), is_train=False)
     out = mod.get_outputs()[0].asnumpy()
 
-    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1,
-                                                          "momentum": 0.9, "wd": 1e-3})
+    mod.init_optimizer(
+        optimizer="sgd", optimizer_params={"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3}
+    )
     batch = mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)])
     for _ in range(2):
         mod.forward_backward(batch)

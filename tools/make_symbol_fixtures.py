@@ -29,8 +29,9 @@ def resnet_block(mx):
         c1 = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, name="conv1")
         b1 = mx.sym.BatchNorm(c1, fix_gamma=False, eps=1e-5, name="bn1")
         a1 = mx.sym.Activation(b1, act_type="relu", name="relu1")
-        c2 = mx.sym.Convolution(a1, kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True,
-                                name="conv2")
+        c2 = mx.sym.Convolution(
+            a1, kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True, name="conv2"
+        )
         b2 = mx.sym.BatchNorm(c2, name="bn2")
         short = mx.sym.Convolution(data, kernel=(1, 1), num_filter=4, name="short")
         add = mx.sym.elemwise_add(b2, short, name="add")
@@ -108,8 +109,12 @@ def main():
     for name, (build, shapes) in GRAPHS.items():
         sym = build(mx)
         args, aux = _random_values(sym, shapes, rng)
-        exe = sym.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()},
-                       aux_states={k: mx.nd.array(v) for k, v in aux.items()}, grad_req="null")
+        exe = sym.bind(
+            mx.cpu(),
+            {k: mx.nd.array(v) for k, v in args.items()},
+            aux_states={k: mx.nd.array(v) for k, v in aux.items()},
+            grad_req="null",
+        )
         outs = [o.asnumpy() for o in exe.forward(is_train=False)]
         with open(os.path.join(OUT, f"{name}-symbol.json"), "w") as f:
             f.write(sym.tojson())
@@ -125,7 +130,9 @@ def main():
             "outputs": sym.list_outputs(),
             "inputs": sym.list_inputs(),
             "input_shapes": shapes,
-            "arg_shapes": arg_s, "out_shapes": out_s, "aux_shapes": aux_s,
+            "arg_shapes": arg_s,
+            "out_shapes": out_s,
+            "aux_shapes": aux_s,
             "arg_types": [np.dtype(t).name for t in arg_t],
             "out_types": [np.dtype(t).name for t in out_t],
             "aux_types": [np.dtype(t).name for t in aux_t],

@@ -48,8 +48,12 @@ SEED = 7
 # input gradients: MXNet 1.9.1's BatchNorm backward in predict mode uses batch statistics
 # (not the gradient of its predict-mode output), so BatchNorm models are differentiated
 # in training mode; they have no Dropout, so that is deterministic.
-WITH_GRAD = {"resnet1": "train", "resnet2": "train",
-             "squeezenet11": "predict", "alexnet": "predict"}
+WITH_GRAD = {
+    "resnet1": "train",
+    "resnet2": "train",
+    "squeezenet11": "predict",
+    "alexnet": "predict",
+}
 
 
 class TinySqueezeNet(mx.gluon.HybridBlock):
@@ -104,24 +108,50 @@ class TinyInception3(mx.gluon.HybridBlock):
             self.features = nn.HybridSequential(prefix="")
             self.features.add(inception._make_basic_conv(channels=8, kernel_size=3, strides=2))
             self.features.add(nn.MaxPool2D(pool_size=3, strides=2))
-            self.features.add(_concurrent(  # A
-                "A1_", br(None, (4, 1, None, None)),
-                br(None, (4, 1, None, None), (6, 5, None, 2)),
-                br(None, (4, 1, None, None), (6, 3, None, 1), (6, 3, None, 1)),
-                br("avg", (4, 1, None, None))))
-            self.features.add(_concurrent(  # B
-                "B_", br(None, (8, 3, 2, None)),
-                br(None, (4, 1, None, None), (6, 3, None, 1), (6, 3, 2, None)),
-                br("max")))
-            self.features.add(_concurrent(  # C
-                "C1_", br(None, (8, 1, None, None)),
-                br(None, (4, 1, None, None), (4, (1, 7), None, (0, 3)), (8, (7, 1), None, (3, 0))),
-                br(None, (4, 1, None, None), (4, (7, 1), None, (3, 0)), (8, (1, 7), None, (0, 3))),
-                br("avg", (8, 1, None, None))))
-            self.features.add(_concurrent(  # D
-                "D_", br(None, (4, 1, None, None), (8, 3, 2, None)),
-                br(None, (4, 1, None, None), (4, (1, 7), None, (0, 3)), (8, 3, 2, None)),
-                br("max")))
+            self.features.add(
+                _concurrent(  # A
+                    "A1_",
+                    br(None, (4, 1, None, None)),
+                    br(None, (4, 1, None, None), (6, 5, None, 2)),
+                    br(None, (4, 1, None, None), (6, 3, None, 1), (6, 3, None, 1)),
+                    br("avg", (4, 1, None, None)),
+                )
+            )
+            self.features.add(
+                _concurrent(  # B
+                    "B_",
+                    br(None, (8, 3, 2, None)),
+                    br(None, (4, 1, None, None), (6, 3, None, 1), (6, 3, 2, None)),
+                    br("max"),
+                )
+            )
+            self.features.add(
+                _concurrent(  # C
+                    "C1_",
+                    br(None, (8, 1, None, None)),
+                    br(
+                        None,
+                        (4, 1, None, None),
+                        (4, (1, 7), None, (0, 3)),
+                        (8, (7, 1), None, (3, 0)),
+                    ),
+                    br(
+                        None,
+                        (4, 1, None, None),
+                        (4, (7, 1), None, (3, 0)),
+                        (8, (1, 7), None, (0, 3)),
+                    ),
+                    br("avg", (8, 1, None, None)),
+                )
+            )
+            self.features.add(
+                _concurrent(  # D
+                    "D_",
+                    br(None, (4, 1, None, None), (8, 3, 2, None)),
+                    br(None, (4, 1, None, None), (4, (1, 7), None, (0, 3)), (8, 3, 2, None)),
+                    br("max"),
+                )
+            )
             self.features.add(self._make_e())
             self.features.add(nn.AvgPool2D(pool_size=3))
             self.features.add(nn.Dropout(0.5))
@@ -178,8 +208,9 @@ class TinyAlexNet(mx.gluon.HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
             with self.features.name_scope():
-                self.features.add(nn.Conv2D(8, kernel_size=11, strides=4, padding=2,
-                                            activation="relu"))
+                self.features.add(
+                    nn.Conv2D(8, kernel_size=11, strides=4, padding=2, activation="relu")
+                )
                 self.features.add(nn.MaxPool2D(pool_size=3, strides=2))
                 self.features.add(nn.Conv2D(12, kernel_size=5, padding=2, activation="relu"))
                 self.features.add(nn.MaxPool2D(pool_size=3, strides=2))
@@ -199,16 +230,25 @@ class TinyAlexNet(mx.gluon.HybridBlock):
 def models():
     """(name, constructor, input shape)."""
     return [
-        ("resnet1", lambda: vision.ResNetV1(BasicBlockV1, [1, 1, 1, 1], [8, 8, 16, 32, 64],
-                                            classes=10), (2, 3, 32, 32)),
-        ("resnet2", lambda: vision.ResNetV2(BottleneckV2, [1, 1, 1, 1], [8, 16, 24, 32, 48],
-                                            classes=10), (1, 3, 32, 32)),
+        (
+            "resnet1",
+            lambda: vision.ResNetV1(BasicBlockV1, [1, 1, 1, 1], [8, 8, 16, 32, 64], classes=10),
+            (2, 3, 32, 32),
+        ),
+        (
+            "resnet2",
+            lambda: vision.ResNetV2(BottleneckV2, [1, 1, 1, 1], [8, 16, 24, 32, 48], classes=10),
+            (1, 3, 32, 32),
+        ),
         ("mobilenet", lambda: vision.MobileNet(0.25, classes=10), (1, 3, 32, 32)),
         ("mobilenet2", lambda: vision.MobileNetV2(0.25, classes=10), (1, 3, 32, 32)),
         ("squeezenet10", lambda: TinySqueezeNet("1.0"), (1, 3, 64, 64)),
         ("squeezenet11", lambda: TinySqueezeNet("1.1"), (1, 3, 64, 64)),
-        ("densenet", lambda: vision.DenseNet(8, 4, [2, 2], bn_size=2, dropout=0.1, classes=10),
-         (1, 3, 56, 56)),
+        (
+            "densenet",
+            lambda: vision.DenseNet(8, 4, [2, 2], bn_size=2, dropout=0.1, classes=10),
+            (1, 3, 56, 56),
+        ),
         ("inception3", lambda: TinyInception3(), (1, 3, 75, 75)),
         ("vgg_bn", lambda: TinyVGG([1, 1, 1, 1, 1], [8, 8, 16, 16, 16]), (1, 3, 32, 32)),
         ("alexnet", lambda: TinyAlexNet(), (1, 3, 64, 64)),

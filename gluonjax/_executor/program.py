@@ -23,7 +23,6 @@ from ..symbol._eval import graph_function
 __all__ = ["Program"]
 
 
-
 class Program:
     """Compiled forward/backward of one symbol (shared by reshaped executors)."""
 
@@ -45,8 +44,9 @@ class Program:
 
     def output_specs(self, args, aux, seed_key, counter):
         """Shapes/dtypes of the outputs (``jax.ShapeDtypeStruct``), without running."""
-        outs, _ = jax.eval_shape(lambda a, x, k, c: self.graph(a, x, k, c, False),
-                                 args, aux, seed_key, counter)
+        outs, _ = jax.eval_shape(
+            lambda a, x, k, c: self.graph(a, x, k, c, False), args, aux, seed_key, counter
+        )
         return outs
 
     def backward(self, diff_names, add_names, training):
@@ -81,7 +81,9 @@ class Program:
         if self._internals is None:
             inner = self.symbol.get_internals()
             g = graph_function(inner)
-            self._internals = (inner.list_outputs(), jax.jit(
-                lambda a, x, k, c, t: g(a, x, k, c, t)[0], static_argnums=(4,)))
+            self._internals = (
+                inner.list_outputs(),
+                jax.jit(lambda a, x, k, c, t: g(a, x, k, c, t)[0], static_argnums=(4,)),
+            )
         names, fn = self._internals
         return names, fn(args, aux, seed_key, counter, bool(training))

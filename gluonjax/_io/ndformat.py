@@ -65,7 +65,7 @@ class _Reader:
     def take(self, n, what):
         if n > self.left:
             self.fail(f"truncated while reading {what}: needs {n} bytes, {self.left} left")
-        out = self.buf[self.pos:self.pos + n]
+        out = self.buf[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -80,8 +80,11 @@ def _read_shape(r, version, idx):
     if ndim < 0:
         r.fail(f"array {idx} has an unknown shape (ndim={ndim})", at)
     if ndim > MAX_NDIM or ndim * 8 > r.left:
-        r.fail(f"array {idx} claims ndim={ndim} (at most {MAX_NDIM} and what the "
-               f"{r.left} remaining bytes can hold; truncated or corrupt file)", at)
+        r.fail(
+            f"array {idx} claims ndim={ndim} (at most {MAX_NDIM} and what the "
+            f"{r.left} remaining bytes can hold; truncated or corrupt file)",
+            at,
+        )
     if ndim == 0 and version != V3_MAGIC:
         r.fail(f"array {idx} is an uninitialised (none) array, which cannot be loaded", at)
     dims = struct.unpack(f"<{ndim}q", r.take(8 * ndim, f"shape of array {idx}"))
@@ -94,14 +97,20 @@ def _read_array(r, idx):
     at = r.pos
     magic = r.unpack("<I", f"magic of array {idx}")
     if magic not in (V1_MAGIC, V2_MAGIC, V3_MAGIC):
-        r.fail(f"array {idx} has magic 0x{magic:08X}, expected 0x{V2_MAGIC:08X} "
-               f"(files from MXNet before 1.0 are not supported)", at)
+        r.fail(
+            f"array {idx} has magic 0x{magic:08X}, expected 0x{V2_MAGIC:08X} "
+            f"(files from MXNet before 1.0 are not supported)",
+            at,
+        )
     if magic != V1_MAGIC:
         st_at = r.pos
         stype = r.unpack("<i", f"storage type of array {idx}")
         if stype in _STYPES:
-            r.fail(f"array {idx} has sparse storage ({_STYPES[stype]}), which is not "
-                   f"supported; convert it with .tostype('default') before saving", st_at)
+            r.fail(
+                f"array {idx} has sparse storage ({_STYPES[stype]}), which is not "
+                f"supported; convert it with .tostype('default') before saving",
+                st_at,
+            )
         if stype != 0:
             r.fail(f"array {idx} has unknown storage type {stype}", st_at)
     shape = _read_shape(r, magic, idx)
@@ -109,21 +118,25 @@ def _read_array(r, idx):
     dev_type = r.unpack("<i", f"device type of array {idx}")
     dev_id = r.unpack("<i", f"device id of array {idx}")
     if dev_type not in _DEV_TYPES or dev_id < 0:
-        r.fail(f"array {idx} has an invalid context (dev_type={dev_type}, dev_id={dev_id})",
-               ctx_at)
+        r.fail(f"array {idx} has an invalid context (dev_type={dev_type}, dev_id={dev_id})", ctx_at)
     fl_at = r.pos
     flag = r.unpack("<i", f"dtype flag of array {idx}")
     dtype = TYPE_FLAGS.get(flag)
     if dtype is None:
-        r.fail(f"array {idx} has unknown dtype flag {flag} "
-               f"(known: {sorted((k, v.name) for k, v in TYPE_FLAGS.items())})", fl_at)
+        r.fail(
+            f"array {idx} has unknown dtype flag {flag} "
+            f"(known: {sorted((k, v.name) for k, v in TYPE_FLAGS.items())})",
+            fl_at,
+        )
     size = 1
     for d in shape:
         size *= d
     nbytes = size * dtype.itemsize
     if nbytes > r.left:
-        r.fail(f"data of array {idx}: shape {shape} {dtype.name} needs {nbytes} bytes, "
-               f"{r.left} left (truncated or corrupt file)")
+        r.fail(
+            f"data of array {idx}: shape {shape} {dtype.name} needs {nbytes} bytes, "
+            f"{r.left} left (truncated or corrupt file)"
+        )
     raw = r.take(nbytes, f"data of array {idx}")
     if dtype == np.bool_:
         arr = np.frombuffer(raw, np.uint8).astype(np.bool_)
@@ -151,14 +164,18 @@ def read_arrays(data, source=None):
     r = _Reader(data, source)
     magic = r.unpack("<Q", "list magic")
     if magic != LIST_MAGIC:
-        r.fail(f"list magic is 0x{magic:X}, expected 0x{LIST_MAGIC:X} (not an MXNet NDArray "
-               f"file)", 0)
+        r.fail(
+            f"list magic is 0x{magic:X}, expected 0x{LIST_MAGIC:X} (not an MXNet NDArray file)", 0
+        )
     r.unpack("<Q", "reserved field")
     at = r.pos
     count = r.unpack("<Q", "array count")
     if count * _MIN_ARRAY_BYTES > r.left:
-        r.fail(f"array count {count} is more than the {r.left} remaining bytes can hold "
-               f"(truncated or corrupt file)", at)
+        r.fail(
+            f"array count {count} is more than the {r.left} remaining bytes can hold "
+            f"(truncated or corrupt file)",
+            at,
+        )
     arrays = [_read_array(r, i) for i in range(count)]
     at = r.pos
     n_names = r.unpack("<Q", "name count")
@@ -169,8 +186,7 @@ def read_arrays(data, source=None):
         at = r.pos
         length = r.unpack("<Q", f"length of name {i}")
         if length > r.left:
-            r.fail(f"name {i} claims {length} bytes, {r.left} left (truncated or corrupt "
-                   f"file)", at)
+            r.fail(f"name {i} claims {length} bytes, {r.left} left (truncated or corrupt file)", at)
         raw = bytes(r.take(length, f"name {i}"))
         try:
             names.append(raw.decode("utf-8"))

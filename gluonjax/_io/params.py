@@ -30,8 +30,15 @@ def _strip(key):
     return key.split(":", 1)[1] if key.startswith(("arg:", "aux:")) else key
 
 
-def load_structural(block, filename, ctx=None, allow_missing=False, ignore_extra=False,
-                    cast_dtype=False, dtype_source="current"):
+def load_structural(
+    block,
+    filename,
+    ctx=None,
+    allow_missing=False,
+    ignore_extra=False,
+    cast_dtype=False,
+    dtype_source="current",
+):
     """Load ``filename`` into ``block``; checks everything before changing anything."""
     from ..gluon._loading import apply_loaded
     from ..ndarray import load
@@ -47,8 +54,9 @@ def load_structural(block, filename, ctx=None, allow_missing=False, ignore_extra
         by_name = {p.name: p for p in structural.values()}
         if not any(k in by_name for k in loaded):
             loaded = {block.prefix + k: v for k, v in loaded.items()}
-        apply_loaded(by_name, loaded, filename, allow_missing, ignore_extra, cast_dtype,
-                     dtype_source, ctx)
+        apply_loaded(
+            by_name, loaded, filename, allow_missing, ignore_extra, cast_dtype, dtype_source, ctx
+        )
         return
     # a parameter shared under several structural names is satisfied by any of them
     present = {id(p) for k, p in structural.items() if k in loaded}
@@ -58,5 +66,6 @@ def load_structural(block, filename, ctx=None, allow_missing=False, ignore_extra
         if k in loaded or id(p) not in seen:
             unique[k] = p
             seen.add(id(p))
-    apply_loaded(unique, loaded, filename, allow_missing, ignore_extra, cast_dtype,
-                 dtype_source, ctx)
+    apply_loaded(
+        unique, loaded, filename, allow_missing, ignore_extra, cast_dtype, dtype_source, ctx
+    )

@@ -13,8 +13,17 @@ from collections import OrderedDict
 
 import numpy
 
-__all__ = ["EvalMetric", "CompositeEvalMetric", "CustomMetric", "register", "alias", "create",
-           "np", "check_label_shapes", "to_numpy"]
+__all__ = [
+    "EvalMetric",
+    "CompositeEvalMetric",
+    "CustomMetric",
+    "register",
+    "alias",
+    "create",
+    "np",
+    "check_label_shapes",
+    "to_numpy",
+]
 
 _REGISTRY: dict[str, type] = {}
 
@@ -38,8 +47,9 @@ def check_label_shapes(labels, preds, wrap=False, shape=False):
     else:
         label_shape, pred_shape = labels.shape, preds.shape
     if label_shape != pred_shape:
-        raise ValueError(f"Shape of labels {label_shape} does not match shape of "
-                         f"predictions {pred_shape}")
+        raise ValueError(
+            f"Shape of labels {label_shape} does not match shape of predictions {pred_shape}"
+        )
     if wrap:
         if _is_array(labels):
             labels = [labels]
@@ -75,16 +85,28 @@ class EvalMetric:
     def get_config(self):
         """Constructor arguments, to re-create the metric with :func:`create`."""
         config = self._kwargs.copy()
-        config.update({"metric": type(self).__name__, "name": self.name,
-                       "output_names": self.output_names, "label_names": self.label_names})
+        config.update(
+            {
+                "metric": type(self).__name__,
+                "name": self.name,
+                "output_names": self.output_names,
+                "label_names": self.label_names,
+            }
+        )
         return config
 
     def update_dict(self, label, pred):
         """Update from dicts name -> array (selected by label_names/output_names)."""
-        pred = ([pred[n] for n in self.output_names] if self.output_names is not None
-                else list(pred.values()))
-        label = ([label[n] for n in self.label_names] if self.label_names is not None
-                 else list(label.values()))
+        pred = (
+            [pred[n] for n in self.output_names]
+            if self.output_names is not None
+            else list(pred.values())
+        )
+        label = (
+            [label[n] for n in self.label_names]
+            if self.label_names is not None
+            else list(label.values())
+        )
         self.update(label, pred)
 
     def update(self, labels, preds):
@@ -147,8 +169,11 @@ def register(klass):
         raise ValueError(f"can only register EvalMetric subclasses, got {klass!r}")
     name = klass.__name__.lower()
     if name in _REGISTRY and _REGISTRY[name] is not klass:
-        warnings.warn(f"metric {klass.__name__} overrides an already registered metric",
-                      UserWarning, stacklevel=2)
+        warnings.warn(
+            f"metric {klass.__name__} overrides an already registered metric",
+            UserWarning,
+            stacklevel=2,
+        )
     _REGISTRY[name] = klass
     return klass
 
@@ -175,8 +200,9 @@ def _create(metric, *args, **kwargs):
         kwargs = dict(metric, **kwargs)
         return _create(kwargs.pop("metric"), *args, **kwargs)
     if not isinstance(metric, str):
-        raise ValueError(f"metric must be a name, a callable, a list or an EvalMetric, "
-                         f"got {metric!r}")
+        raise ValueError(
+            f"metric must be a name, a callable, a list or an EvalMetric, got {metric!r}"
+        )
     if metric.startswith("["):
         name, kw = json.loads(metric)
         return _create(name, **kw)
@@ -219,8 +245,9 @@ class CompositeEvalMetric(EvalMetric):
 
     def __init__(self, metrics=None, name="composite", output_names=None, label_names=None):
         self.metrics = []
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name, output_names=output_names, label_names=label_names, has_global_stats=True
+        )
         self.metrics = [create(m) for m in (metrics or [])]
 
     def add(self, metric):
@@ -232,8 +259,9 @@ class CompositeEvalMetric(EvalMetric):
         try:
             return self.metrics[index]
         except IndexError:
-            raise ValueError(f"Metric index {index} is out of range 0 and "
-                             f"{len(self.metrics)}") from None
+            raise ValueError(
+                f"Metric index {index} is out of range 0 and {len(self.metrics)}"
+            ) from None
 
     def update_dict(self, labels, preds):
         if self.label_names is not None:
@@ -287,15 +315,21 @@ class CustomMetric(EvalMetric):
         Allow more predictions than labels.
     """
 
-    def __init__(self, feval, name=None, allow_extra_outputs=False, output_names=None,
-                 label_names=None):
+    def __init__(
+        self, feval, name=None, allow_extra_outputs=False, output_names=None, label_names=None
+    ):
         if name is None:
             name = feval.__name__
             if "<" in name:
                 name = f"custom({name})"
-        super().__init__(name, feval=feval, allow_extra_outputs=allow_extra_outputs,
-                         output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name,
+            feval=feval,
+            allow_extra_outputs=allow_extra_outputs,
+            output_names=output_names,
+            label_names=label_names,
+            has_global_stats=True,
+        )
         self._feval = feval
         self._allow_extra_outputs = allow_extra_outputs
 

@@ -24,8 +24,13 @@ class Accuracy(EvalMetric):
     """
 
     def __init__(self, axis=1, name="accuracy", output_names=None, label_names=None):
-        super().__init__(name, axis=axis, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name,
+            axis=axis,
+            output_names=output_names,
+            label_names=label_names,
+            has_global_stats=True,
+        )
         self.axis = axis
 
     def update(self, labels, preds):
@@ -51,8 +56,13 @@ class TopKAccuracy(EvalMetric):
     """
 
     def __init__(self, top_k=1, name="top_k_accuracy", output_names=None, label_names=None):
-        super().__init__(name, top_k=top_k, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name,
+            top_k=top_k,
+            output_names=output_names,
+            label_names=label_names,
+            has_global_stats=True,
+        )
         self.top_k = top_k
         if self.top_k <= 1:
             raise ValueError("Please use Accuracy if top_k is no more than 1")
@@ -89,12 +99,18 @@ class _BinaryStats:
         label = to_numpy(label).astype("int32")
         check_label_shapes(label, pred)
         if len(numpy.unique(label)) > 2:
-            raise ValueError("binary metrics (F1, MCC) only support binary classification; "
-                             f"labels hold {numpy.unique(label).tolist()}")
+            raise ValueError(
+                "binary metrics (F1, MCC) only support binary classification; "
+                f"labels hold {numpy.unique(label).tolist()}"
+            )
         pred_true = numpy.argmax(pred, axis=1) == 1
         label_true = label.ravel() == 1
-        counts = ((pred_true & label_true).sum(), (pred_true & ~label_true).sum(),
-                  (~pred_true & label_true).sum(), (~pred_true & ~label_true).sum())
+        counts = (
+            (pred_true & label_true).sum(),
+            (pred_true & ~label_true).sum(),
+            (~pred_true & label_true).sum(),
+            (~pred_true & ~label_true).sum(),
+        )
         for field, n in zip(self._FIELDS, counts, strict=True):
             setattr(self, field, getattr(self, field) + int(n))
             setattr(self, "global_" + field, getattr(self, "global_" + field) + int(n))
@@ -142,8 +158,9 @@ class _BinaryMetric(EvalMetric):
     def __init__(self, name, output_names, label_names, average):
         self.average = average
         self.metrics = _BinaryStats()
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name, output_names=output_names, label_names=label_names, has_global_stats=True
+        )
 
     def _score(self, use_global):
         raise NotImplementedError
@@ -216,8 +233,12 @@ class PCC(EvalMetric):
 
     def __init__(self, name="pcc", output_names=None, label_names=None, has_global_stats=True):
         self.k = 2
-        super().__init__(name=name, output_names=output_names, label_names=label_names,
-                         has_global_stats=has_global_stats)
+        super().__init__(
+            name=name,
+            output_names=output_names,
+            label_names=label_names,
+            has_global_stats=has_global_stats,
+        )
 
     def _grow(self, inc):
         self.lcm = numpy.pad(self.lcm, ((0, inc), (0, inc)))
@@ -250,10 +271,12 @@ class PCC(EvalMetric):
         self.num_inst += 1
         self.global_num_inst += 1
 
-    sum_metric = property(lambda self: self._calc_mcc(self.lcm) * self.num_inst,
-                          lambda self, v: None)
-    global_sum_metric = property(lambda self: self._calc_mcc(self.gcm) * self.global_num_inst,
-                                 lambda self, v: None)
+    sum_metric = property(
+        lambda self: self._calc_mcc(self.lcm) * self.num_inst, lambda self, v: None
+    )
+    global_sum_metric = property(
+        lambda self: self._calc_mcc(self.gcm) * self.global_num_inst, lambda self, v: None
+    )
 
     def reset(self):
         self.global_num_inst = 0.0

@@ -9,8 +9,18 @@ import numpy
 
 from .base import EvalMetric, _is_array, alias, check_label_shapes, register, to_numpy
 
-__all__ = ["MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood", "Perplexity",
-           "PearsonCorrelation", "Loss", "Torch", "Caffe"]
+__all__ = [
+    "MAE",
+    "MSE",
+    "RMSE",
+    "CrossEntropy",
+    "NegativeLogLikelihood",
+    "Perplexity",
+    "PearsonCorrelation",
+    "Loss",
+    "Torch",
+    "Caffe",
+]
 
 
 def _as_2d(label, pred):
@@ -26,8 +36,9 @@ class _PerBatch(EvalMetric):
     """A regression metric averaged over update batches (one instance per array)."""
 
     def __init__(self, name, output_names=None, label_names=None):
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name, output_names=output_names, label_names=label_names, has_global_stats=True
+        )
 
     @staticmethod
     def _batch_value(label, pred):
@@ -79,8 +90,9 @@ class _PickedLogLoss(EvalMetric):
     """``-log(pred[i, label[i]] + eps)`` summed, one instance per row."""
 
     def __init__(self, eps, name, output_names, label_names):
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name, eps=eps, output_names=output_names, label_names=label_names, has_global_stats=True
+        )
         self.eps = eps
 
     def update(self, labels, preds):
@@ -89,8 +101,9 @@ class _PickedLogLoss(EvalMetric):
             label, pred = to_numpy(label).ravel(), to_numpy(pred)
             num = pred.shape[0]
             if label.shape[0] != num:
-                raise ValueError(f"{type(self).__name__}: {label.shape[0]} labels for "
-                                 f"{num} predictions")
+                raise ValueError(
+                    f"{type(self).__name__}: {label.shape[0]} labels for {num} predictions"
+                )
             prob = pred[numpy.arange(num, dtype=numpy.int64), numpy.int64(label)]
             self._add(float((-numpy.log(prob + self.eps)).sum()), num)
 
@@ -130,10 +143,16 @@ class Perplexity(EvalMetric):
         Class axis of the predictions.
     """
 
-    def __init__(self, ignore_label, axis=-1, name="perplexity", output_names=None,
-                 label_names=None):
-        super().__init__(name, ignore_label=ignore_label, output_names=output_names,
-                         label_names=label_names, has_global_stats=True)
+    def __init__(
+        self, ignore_label, axis=-1, name="perplexity", output_names=None, label_names=None
+    ):
+        super().__init__(
+            name,
+            ignore_label=ignore_label,
+            output_names=output_names,
+            label_names=label_names,
+            has_global_stats=True,
+        )
         self.ignore_label = ignore_label
         self.axis = axis
 
@@ -146,8 +165,9 @@ class Perplexity(EvalMetric):
             if label.size * pred.shape[axis] != pred.size:
                 raise ValueError(f"shape mismatch: {label.shape} vs. {pred.shape}")
             index = numpy.clip(label.astype("int64"), 0, pred.shape[axis] - 1)
-            index = numpy.expand_dims(index.reshape(pred.shape[:axis] + pred.shape[axis + 1:]),
-                                      axis)
+            index = numpy.expand_dims(
+                index.reshape(pred.shape[:axis] + pred.shape[axis + 1 :]), axis
+            )
             prob = numpy.take_along_axis(pred, index, axis=axis).ravel().astype(numpy.float64)
             if self.ignore_label is not None:
                 ignore = (label.ravel() == self.ignore_label).astype(numpy.float64)
@@ -182,8 +202,9 @@ class PearsonCorrelation(EvalMetric):
 
     def __init__(self, name="pearsonr", output_names=None, label_names=None, average="macro"):
         self.average = average
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name, output_names=output_names, label_names=label_names, has_global_stats=True
+        )
 
     def reset_micro(self):
         self._sse_p = self._mean_p = self._sse_l = self._mean_l = self._conv = 0.0
@@ -216,11 +237,13 @@ class PearsonCorrelation(EvalMetric):
             self.num_inst += 1
             self.global_num_inst += 1
             self._label_nums, self._mean_l, self._sse_l = self.update_variance(
-                label, self._label_nums, self._mean_l, self._sse_l)
+                label, self._label_nums, self._mean_l, self._sse_l
+            )
             # co-moment with the updated label mean and the previous pred mean
             self._conv += numpy.sum((label - self._mean_l) * (pred - self._mean_p))
             self._pred_nums, self._mean_p, self._sse_p = self.update_variance(
-                pred, self._pred_nums, self._mean_p, self._sse_p)
+                pred, self._pred_nums, self._mean_p, self._sse_p
+            )
 
     def get(self):
         if self.num_inst == 0:
@@ -240,8 +263,9 @@ class Loss(EvalMetric):
     """Mean of the given loss values (labels are ignored)."""
 
     def __init__(self, name="loss", output_names=None, label_names=None):
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(
+            name, output_names=output_names, label_names=label_names, has_global_stats=True
+        )
 
     def update(self, _, preds):
         if _is_array(preds):

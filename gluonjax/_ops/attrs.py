@@ -7,8 +7,9 @@ form symbol JSON stores); :func:`attr_to_str` writes MXNet's string form back.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -166,9 +167,7 @@ class Attr:
                 f"{op}: attribute {name}={value!r} is not a valid {self.kind} ({err})"
             ) from None
         if self.choices is not None and out not in self.choices and out is not None:
-            raise AttrError(
-                f"{op}: attribute {name}={value!r} must be one of {list(self.choices)}"
-            )
+            raise AttrError(f"{op}: attribute {name}={value!r} must be one of {list(self.choices)}")
         return out
 
 
@@ -190,4 +189,3 @@ def dtype_of(value):
         except (TypeError, AttributeError):
             raise DTypeError(f"unknown dtype {value!r}") from None
     return dt
-

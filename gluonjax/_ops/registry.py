@@ -13,17 +13,18 @@ input shape/dtype, so an eager ``FullyConnected`` is a single dispatch.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import jax
 
-from ..base import OpError, ShapeError
+from ..base import AttrError, OpError, ShapeError
 from .attrs import REQUIRED, Attr, attr_to_str, dtype_of  # noqa: F401  (re-exported)
 
 __all__ = ["Attr", "Op", "register", "get", "list_ops", "REQUIRED", "dtype_of"]
 
-_REGISTRY: dict[str, "Op"] = {}
+_REGISTRY: dict[str, Op] = {}
 
 
 @dataclass(eq=False)
@@ -184,7 +185,7 @@ class Op:
         )
 
 
-_KERNEL_OWNER: "dict" = {}  # kernel name -> (op, static_key), for the jaxpr -> JSON converter
+_KERNEL_OWNER: dict = {}  # kernel name -> (op, static_key), for the jaxpr -> JSON converter
 
 
 def kernel_owner(name):
@@ -234,8 +235,10 @@ def split_positional_attrs(op, args, attr_kw):
     while args and args[-1] is None:
         args.pop()
     extra = []
-    while args and isinstance(args[-1], (int, float, str, tuple, list, bool)) and not (
-        isinstance(args[-1], (tuple, list)) and args[-1] and hasattr(args[-1][0], "shape")
+    while (
+        args
+        and isinstance(args[-1], (int, float, str, tuple, list, bool))
+        and not (isinstance(args[-1], (tuple, list)) and args[-1] and hasattr(args[-1][0], "shape"))
     ):
         extra.insert(0, args.pop())
     if extra:
@@ -267,7 +270,7 @@ def items():
     return list(_REGISTRY.items())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ensure_loaded():
     from . import defs  # noqa: F401  (registers every op)
 

@@ -86,5 +86,5 @@ def batches(images, labels, batch_size, shuffle=False, seed=None, last_batch="ke
     order = np.random.default_rng(seed).permutation(n) if shuffle else np.arange(n)
     stop = n - n % batch_size if last_batch == "discard" else n
     for i in range(0, stop, batch_size):
-        idx = order[i:i + batch_size]
+        idx = order[i : i + batch_size]
         yield images[idx], labels[idx]

@@ -1,13 +1,26 @@
 """``gluonjax.gluon``: Blocks, Parameters, layers (``nn``)."""
 
-from . import nn, utils  # noqa: F401
-from . import loss  # noqa: F401
+from . import (  # noqa: F401
+    loss,  # noqa: F401
+    nn,
+    utils,
+)
 from .block import Block
 from .hybrid import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter
 from .parameter_dict import ParameterDict
-from .trainer import Trainer
 from .symbol_block import SymbolBlock
+from .trainer import Trainer
 
-__all__ = ["Block", "HybridBlock", "Parameter", "Constant", "ParameterDict", "nn", "utils", "Trainer",
-           "DeferredInitializationError", "SymbolBlock"]
+__all__ = [
+    "Block",
+    "HybridBlock",
+    "Parameter",
+    "Constant",
+    "ParameterDict",
+    "nn",
+    "utils",
+    "Trainer",
+    "DeferredInitializationError",
+    "SymbolBlock",
+]

@@ -31,6 +31,8 @@ def _tree_apply(treedef):
 
         _APPLY[treedef] = fn
     return fn
+
+
 _TRACER_ERRORS = (
     jax.errors.ConcretizationTypeError,
     jax.errors.TracerBoolConversionError,
@@ -61,16 +63,19 @@ class CachedGraph:
         self.datas = [p._data for p in self.params]
         self.jit = jax.jit(self._pure, static_argnums=(4,))
         # blocks without random ops run a variant that takes no key at all
-        self.jit_nokey = jax.jit(lambda p, x, training: self._pure(p, x, None, None, training),
-                                 static_argnums=(2,))
+        self.jit_nokey = jax.jit(
+            lambda p, x, training: self._pure(p, x, None, None, training), static_argnums=(2,)
+        )
         self.vjp_fwd = {}
         self.uses_random = False  # set while tracing; only then do calls consume a key
 
     def _pure(self, param_values, inputs, seed_key, counter, training):
         block = self.block
-        with _trace.TraceScope(self.params, param_values) as scope, \
-                _random.traced_key(seed_key, counter) as rnd, \
-                _ag._Scope(False, training):
+        with (
+            _trace.TraceScope(self.params, param_values) as scope,
+            _random.traced_key(seed_key, counter) as rnd,
+            _ag._Scope(False, training),
+        ):
             args = [None if v is None else NDArray(v) for v in inputs]
             try:
                 out = block._traced_forward(*args)
@@ -147,8 +152,9 @@ class CachedGraph:
             res, _ = self._pure(p, x, key, counter, training)
             return tuple(jax.tree_util.tree_leaves(res))
 
-        node = _tape.Node(None, parents, tuple(leaves), self.block.name, replay, vjp_fn,
-                          _tree_apply(treedef))
+        node = _tape.Node(
+            None, parents, tuple(leaves), self.block.name, replay, vjp_fn, _tree_apply(treedef)
+        )
         wrapped = [NDArray(v) for v in leaves]
         for i, w in enumerate(wrapped):
             w._node = (node, i)

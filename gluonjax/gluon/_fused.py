@@ -12,7 +12,6 @@ import numpy as np
 
 from .. import _trace
 from .. import autograd as _ag
-from .. import optimizer as opt
 from .. import random as _random
 from ..ndarray.ndarray import NDArray
 from ._cached import _TRACER_ERRORS, _is_leaf, _raw, _tracer_message
@@ -55,8 +54,11 @@ class FusedStep:
             full = list(pvals)
             for k, i in enumerate(pos):
                 full[i] = tv[k]
-            with _trace.TraceScope(self.all, full) as scope, \
-                    _random.traced_key(seed_key, counter), _ag._Scope(False, True):
+            with (
+                _trace.TraceScope(self.all, full) as scope,
+                _random.traced_key(seed_key, counter),
+                _ag._Scope(False, True),
+            ):
                 try:
                     out = self.net(NDArray(x))
                     loss = self.loss_fn(out, NDArray(y))
@@ -94,9 +96,18 @@ class FusedStep:
         ts = np.array([o._index_update_count[i] for i in idx], np.int32)
         key, counter = _random.key_and_counter()
         states = [tr._states[i] for i in idx]
-        new_p, new_s, loss = self._jit([d._data for d in self.datas], states, data._data,
-                                       label._data, key, counter, lrs, wds, ts,
-                                       np.float32(o.rescale_grad))
+        new_p, new_s, loss = self._jit(
+            [d._data for d in self.datas],
+            states,
+            data._data,
+            label._data,
+            key,
+            counter,
+            lrs,
+            wds,
+            ts,
+            np.float32(o.rescale_grad),
+        )
         for d, v in zip(self.datas, new_p):
             d._data = v
         for i, s in zip(idx, new_s):

@@ -7,8 +7,9 @@ import numpy as np
 from ..base import ParameterMismatchError, ShapeError
 
 
-def apply_loaded(params, loaded, filename, allow_missing, ignore_extra, cast_dtype,
-                 dtype_source, ctx):
+def apply_loaded(
+    params, loaded, filename, allow_missing, ignore_extra, cast_dtype, dtype_source, ctx
+):
     """Check everything first, then assign: a failed load changes nothing.
 
     ``params`` maps the names used in the file to Parameters.

@@ -191,8 +191,9 @@ class SoftmaxCrossEntropyLoss(Loss):
         ``pred`` is already a log-softmax.
     """
 
-    def __init__(self, axis=-1, sparse_label=True, from_logits=False, weight=None,
-                 batch_axis=0, **kwargs):
+    def __init__(
+        self, axis=-1, sparse_label=True, from_logits=False, weight=None, batch_axis=0, **kwargs
+    ):
         super().__init__(weight, batch_axis, **kwargs)
         self._axis = axis
         self._sparse_label = sparse_label
@@ -251,7 +252,6 @@ class HuberLoss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)
         loss = F.abs(label - pred)
-        loss = F.where(loss > self._rho, loss - 0.5 * self._rho,
-                       (0.5 / self._rho) * F.square(loss))
+        loss = F.where(loss > self._rho, loss - 0.5 * self._rho, (0.5 / self._rho) * F.square(loss))
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
         return self._reduce(F, loss)

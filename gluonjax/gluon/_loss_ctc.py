@@ -40,8 +40,9 @@ def ctc_nll(F, pred, label, pred_lengths, label_lengths):
     blank = num_classes - 1
     logp = F.log_softmax(pred, axis=2)
     if label_lengths is None:  # first -1 (or L): argmax finds the first maximum
-        ends = F.concat(label == -1, F.ones_like(F.slice_axis(label, axis=1, begin=0, end=1)),
-                        dim=1)
+        ends = F.concat(
+            label == -1, F.ones_like(F.slice_axis(label, axis=1, begin=0, end=1)), dim=1
+        )
         label_lengths = F.argmax(ends, axis=1)
     # extended label: blank, l1, blank, l2, ..., lL, blank  -> (N, S)
     blanks = F.ones_like(label) * blank
@@ -53,8 +54,11 @@ def ctc_nll(F, pred, label, pred_lengths, label_lengths):
     skip_pen = (1 - skip) * _NEG
     onehot = F.one_hot(ext, depth=num_classes)  # (N, S, C); -1 padding -> zeros
     emit = F.batch_dot(F.swapaxes(logp, dim1=0, dim2=1), onehot, transpose_b=True)  # (N, T, S)
-    first = F.concat(F.ones_like(F.slice_axis(ext, axis=1, begin=0, end=2)),
-                     F.zeros_like(F.slice_axis(ext, axis=1, begin=2, end=size)), dim=1)
+    first = F.concat(
+        F.ones_like(F.slice_axis(ext, axis=1, begin=0, end=2)),
+        F.zeros_like(F.slice_axis(ext, axis=1, begin=2, end=size)),
+        dim=1,
+    )
     if num_steps == 1:
         steps = [F.reshape(emit, shape=(0, -1))]
     else:  # one op for all steps (eager kernels are cached per attribute set)
@@ -100,13 +104,15 @@ class CTCLoss(Loss):
             raise ValueError(f"Only 'NTC' and 'TNC' layouts for pred are supported, got {layout!r}")
         if label_layout not in ("NT", "TN"):
             raise ValueError(
-                f"Only 'NT' and 'TN' layouts for label are supported, got {label_layout!r}")
+                f"Only 'NT' and 'TN' layouts for label are supported, got {label_layout!r}"
+            )
         self._layout = layout
         self._label_layout = label_layout
         super().__init__(weight, label_layout.find("N"), **kwargs)
 
-    def hybrid_forward(self, F, pred, label, pred_lengths=None, label_lengths=None,
-                       sample_weight=None):
+    def hybrid_forward(
+        self, F, pred, label, pred_lengths=None, label_lengths=None, sample_weight=None
+    ):
         if self._layout == "NTC":
             pred = F.swapaxes(pred, dim1=0, dim2=1)
         if self._batch_axis == 1:

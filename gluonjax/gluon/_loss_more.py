@@ -6,8 +6,15 @@ import math
 
 from ._loss_core import KLDivLoss, Loss, _apply_weighting, _reshape_like
 
-__all__ = ["HingeLoss", "SquaredHingeLoss", "LogisticLoss", "TripletLoss", "PoissonNLLLoss",
-           "CosineEmbeddingLoss", "SDMLLoss"]
+__all__ = [
+    "HingeLoss",
+    "SquaredHingeLoss",
+    "LogisticLoss",
+    "TripletLoss",
+    "PoissonNLLLoss",
+    "CosineEmbeddingLoss",
+    "SDMLLoss",
+]
 
 
 class HingeLoss(Loss):
@@ -85,8 +92,11 @@ class TripletLoss(Loss):
     def hybrid_forward(self, F, pred, positive, negative):
         positive = _reshape_like(F, positive, pred)
         negative = _reshape_like(F, negative, pred)
-        loss = F.sum(F.square(positive - pred) - F.square(negative - pred),
-                     axis=self._batch_axis, exclude=True)
+        loss = F.sum(
+            F.square(positive - pred) - F.square(negative - pred),
+            axis=self._batch_axis,
+            exclude=True,
+        )
         loss = F.relu(loss + self._margin)
         return _apply_weighting(F, loss, self._weight, None)
 
@@ -106,8 +116,7 @@ class PoissonNLLLoss(Loss):
     (default 1e-8). Output: the mean over *all* elements, shape (1,), as in MXNet.
     """
 
-    def __init__(self, weight=None, from_logits=True, batch_axis=0, compute_full=False,
-                 **kwargs):
+    def __init__(self, weight=None, from_logits=True, batch_axis=0, compute_full=False, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         self._from_logits = from_logits
         self._compute_full = compute_full
@@ -188,8 +197,9 @@ class SDMLLoss(Loss):
 
     def hybrid_forward(self, F, x1, x2):
         if len(x1.shape) != 2 or x1.shape != x2.shape:
-            raise ValueError(f"SDMLLoss needs x1, x2 of one (batch, dim) shape, got "
-                             f"{x1.shape} and {x2.shape}")
+            raise ValueError(
+                f"SDMLLoss needs x1, x2 of one (batch, dim) shape, got {x1.shape} and {x2.shape}"
+            )
         labels = self._compute_labels(F, x1)
         log_probabilities = F.log_softmax(-self._compute_distances(F, x1, x2), axis=1)
         return self.kl_loss(log_probabilities, labels)

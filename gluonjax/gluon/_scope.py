@@ -26,7 +26,9 @@ class BlockScope:
         if current is None:
             if prefix is None:
                 prefix = _name.current().get(None, hint) + "_"
-            params = ParameterDict(prefix) if params is None else ParameterDict(params.prefix, params)
+            params = (
+                ParameterDict(prefix) if params is None else ParameterDict(params.prefix, params)
+            )
             return prefix, params
         if prefix is None:
             count = current._counter.get(hint, 0)

@@ -55,7 +55,9 @@ def summary(block, *inputs):
     print(_LINE)
     print(f"{'Layer (type)':>20}{'Output Shape':>42}{'Param #':>15}")
     print(_EQ)
-    print(f"{'Input':>20}{str(_shape_of(inputs[0] if len(inputs) == 1 else list(inputs))):>42}{0:>15}")
+    print(
+        f"{'Input':>20}{str(_shape_of(inputs[0] if len(inputs) == 1 else list(inputs))):>42}{0:>15}"
+    )
     for name, shape, n in rows:
         print(f"{name:>20}{str(shape):>42}{n:>15}")
     params = block._all_params()
@@ -66,7 +68,9 @@ def summary(block, *inputs):
     print(f"   Total params: {total}")
     print(f"   Trainable params: {trainable}")
     print(f"   Non-trainable params: {total - trainable}")
-    print(f"Shared params in forward computation graph: "
-          f"{sum(_count([p]) * (c - 1) for p in params for c in [seen_params.get(id(p), 1)])}")
+    print(
+        f"Shared params in forward computation graph: "
+        f"{sum(_count([p]) * (c - 1) for p in params for c in [seen_params.get(id(p), 1)])}"
+    )
     print(f"Unique parameters in model: {_count(params)}")
     print(_LINE)

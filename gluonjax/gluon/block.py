@@ -7,7 +7,6 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ._scope import BlockScope
 from .parameter import Parameter
@@ -226,8 +225,15 @@ class Block:
 
         save_structural(self, filename, deduplicate)
 
-    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
-                        cast_dtype=False, dtype_source="current"):
+    def load_parameters(
+        self,
+        filename,
+        ctx=None,
+        allow_missing=False,
+        ignore_extra=False,
+        cast_dtype=False,
+        dtype_source="current",
+    ):
         """Load a file saved by :meth:`save_parameters`; on any mismatch nothing changes."""
         from .._io.params import load_structural
 
@@ -259,4 +265,3 @@ def to_ndarray(x):
 
 def param_count(params):
     return int(sum(np.prod(p.shape) for p in params if p.shape is not None))
-

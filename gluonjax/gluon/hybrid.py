@@ -91,8 +91,10 @@ class HybridBlock(Block):
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
-        if (self._active or (_AUTO_JIT[0] and self._can_auto_jit())) and not kwargs and (
-            _trace.current() is None
+        if (
+            (self._active or (_AUTO_JIT[0] and self._can_auto_jit()))
+            and not kwargs
+            and (_trace.current() is None)
         ):
             cached = self._cached
             if args and type(args[0]) is not NDArray and hasattr(args[0], "_outputs"):
@@ -120,8 +122,9 @@ class HybridBlock(Block):
             and type(self).__module__.startswith("gluonjax.")
             and not self._forward_hooks
             and not self._forward_pre_hooks
-            and all(isinstance(c, HybridBlock) and c._can_auto_jit()
-                    for c in self._children.values())
+            and all(
+                isinstance(c, HybridBlock) and c._can_auto_jit() for c in self._children.values()
+            )
         )
         self._auto_state = (STRUCTURE_EPOCH[0], ok)
         return ok
@@ -135,7 +138,9 @@ class HybridBlock(Block):
             self._deferred_init(args)
         for p in self._all_params():
             p._check()
-        self._cached = CachedGraph(self, **{k: v for k, v in self._flags.items() if k == "static_alloc"})
+        self._cached = CachedGraph(
+            self, **{k: v for k, v in self._flags.items() if k == "static_alloc"}
+        )
         # what export() traces with when no example inputs are given
         self._cached.input_signature = [
             None if a is None else (tuple(a.shape), a.dtype) for a in args

@@ -15,27 +15,27 @@ Examples
 from __future__ import annotations
 
 from ._loss_core import (
-                         HuberLoss,
-                         KLDivLoss,
-                         L1Loss,
-                         L2Loss,
-                         Loss,
-                         SigmoidBCELoss,
-                         SigmoidBinaryCrossEntropyLoss,
-                         SoftmaxCELoss,
-                         SoftmaxCrossEntropyLoss,
-                         _apply_weighting,
-                         _reshape_like,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    L2Loss,
+    Loss,
+    SigmoidBCELoss,
+    SigmoidBinaryCrossEntropyLoss,
+    SoftmaxCELoss,
+    SoftmaxCrossEntropyLoss,
+    _apply_weighting,
+    _reshape_like,
 )
 from ._loss_ctc import CTCLoss
 from ._loss_more import (
-                         CosineEmbeddingLoss,
-                         HingeLoss,
-                         LogisticLoss,
-                         PoissonNLLLoss,
-                         SDMLLoss,
-                         SquaredHingeLoss,
-                         TripletLoss,
+    CosineEmbeddingLoss,
+    HingeLoss,
+    LogisticLoss,
+    PoissonNLLLoss,
+    SDMLLoss,
+    SquaredHingeLoss,
+    TripletLoss,
 )
 
 __all__ = [

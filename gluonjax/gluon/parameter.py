@@ -58,12 +58,29 @@ class Parameter:
     6.0
     """
 
-    def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
-                 wd_mult=1.0, init=None, allow_deferred_init=False, differentiable=True,
-                 stype="default", grad_stype="default"):
+    def __init__(
+        self,
+        name,
+        grad_req="write",
+        shape=None,
+        dtype=np.float32,
+        lr_mult=1.0,
+        wd_mult=1.0,
+        init=None,
+        allow_deferred_init=False,
+        differentiable=True,
+        stype="default",
+        grad_stype="default",
+    ):
         self.name = name
-        self._shape = None if shape is None else (
-            (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+        self._shape = (
+            None
+            if shape is None
+            else (
+                (int(shape),)
+                if isinstance(shape, (int, np.integer))
+                else tuple(int(s) for s in shape)
+            )
         )
         self.dtype = dtype_of(dtype).type
         self.lr_mult = lr_mult
@@ -98,7 +115,9 @@ class Parameter:
     @grad_req.setter
     def grad_req(self, req):
         if req not in ("write", "add", "null"):
-            raise MXNetError(f"Parameter '{self.name}': grad_req must be write/add/null, got {req!r}")
+            raise MXNetError(
+                f"Parameter '{self.name}': grad_req must be write/add/null, got {req!r}"
+            )
         if not self._differentiable:
             req = "null"
         self._grad_req = req
@@ -141,7 +160,9 @@ class Parameter:
         ctx = ctx if ctx is not None else current_context()
         if default_init is None:
             default_init = _init.Uniform()
-        chosen = init if init is not None else (self.init if self.init is not None else default_init)
+        chosen = (
+            init if init is not None else (self.init if self.init is not None else default_init)
+        )
         if not self._shape_known():
             if not self.allow_deferred_init:
                 raise MXNetError(
@@ -269,8 +290,14 @@ class Parameter:
         from ..symbol import var
 
         if self._var is None:
-            self._var = var(self.name, shape=self.shape, dtype=self.dtype, lr_mult=self.lr_mult,
-                            wd_mult=self.wd_mult, init=self.init if isinstance(self.init, str) else None)
+            self._var = var(
+                self.name,
+                shape=self.shape,
+                dtype=self.dtype,
+                lr_mult=self.lr_mult,
+                wd_mult=self.wd_mult,
+                init=self.init if isinstance(self.init, str) else None,
+            )
         return self._var
 
 
@@ -284,8 +311,14 @@ class Constant(Parameter):
             value = np.asarray(value, dtype=np.float32)
         from .. import initializer as _init
 
-        super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
-                         init=_init.Constant(value), differentiable=False)
+        super().__init__(
+            name,
+            grad_req="null",
+            shape=value.shape,
+            dtype=value.dtype,
+            init=_init.Constant(value),
+            differentiable=False,
+        )
         self.value = value
 
     def __repr__(self):

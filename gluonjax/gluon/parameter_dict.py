@@ -167,11 +167,19 @@ class ParameterDict:
                     f"Prefix '{strip_prefix}' is to be stripped before saving, but Parameter "
                     f"'{name}' does not start with it"
                 )
-            arrays[name[len(strip_prefix):]] = p.data()
+            arrays[name[len(strip_prefix) :]] = p.data()
         save(filename, arrays)
 
-    def load(self, filename, ctx=None, allow_missing=False, ignore_extra=False, restore_prefix="",
-             cast_dtype=False, dtype_source="current"):
+    def load(
+        self,
+        filename,
+        ctx=None,
+        allow_missing=False,
+        ignore_extra=False,
+        restore_prefix="",
+        cast_dtype=False,
+        dtype_source="current",
+    ):
         """Load a file saved by :meth:`save` (or MXNet); all-or-nothing."""
         from ..ndarray import load
         from ._loading import apply_loaded
@@ -180,5 +188,13 @@ class ParameterDict:
         if not isinstance(loaded, dict):
             raise MXNetError(f"'{filename}' holds an unnamed list of arrays, not parameters")
         loaded = {restore_prefix + k.split(":", 1)[-1]: v for k, v in loaded.items()}
-        apply_loaded(dict(self.items()), loaded, filename, allow_missing, ignore_extra,
-                     cast_dtype, dtype_source, ctx)
+        apply_loaded(
+            dict(self.items()),
+            loaded,
+            filename,
+            allow_missing,
+            ignore_extra,
+            cast_dtype,
+            dtype_source,
+            ctx,
+        )

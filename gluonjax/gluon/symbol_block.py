@@ -121,13 +121,16 @@ class SymbolBlock(HybridBlock):
         self._gf = None
 
     def __repr__(self):
-        return (f"{type(self).__name__}(\n{self._graph!r} : {len(self._input_names)} -> "
-                f"{len(self._graph._outputs)}\n)")
+        return (
+            f"{type(self).__name__}(\n{self._graph!r} : {len(self._input_names)} -> "
+            f"{len(self._graph._outputs)}\n)"
+        )
 
     # ------------------------------------------------------------ loading
     @staticmethod
-    def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
-                ignore_extra=False):
+    def imports(
+        symbol_file, input_names, param_file=None, ctx=None, allow_missing=False, ignore_extra=False
+    ):
         """A SymbolBlock from ``export``-ed files (``*-symbol.json`` and ``*.params``).
 
         Parameters
@@ -155,9 +158,14 @@ class SymbolBlock(HybridBlock):
             )
         block = SymbolBlock(graph, [sym.var(n) for n in input_names])
         if param_file is not None:
-            block.collect_params().load(param_file, ctx=ctx, allow_missing=allow_missing,
-                                        ignore_extra=ignore_extra, cast_dtype=True,
-                                        dtype_source="saved")
+            block.collect_params().load(
+                param_file,
+                ctx=ctx,
+                allow_missing=allow_missing,
+                ignore_extra=ignore_extra,
+                cast_dtype=True,
+                dtype_source="saved",
+            )
         return block
 
     # ------------------------------------------------------------ shapes
@@ -311,8 +319,9 @@ class SymbolBlock(HybridBlock):
             for src, idx in node.inputs:
                 target, tidx = copies[id(src)]
                 new_inputs.append((target, tidx if src.op is None else idx))
-            copy = Node(node.op, node.name, node.attrs, new_inputs, node.static_key, node.dyn,
-                        node.extra)
+            copy = Node(
+                node.op, node.name, node.attrs, new_inputs, node.static_key, node.dyn, node.extra
+            )
             copies[id(node)] = (copy, 0)
         outs = []
         for node, idx in self._graph._outputs:
@@ -332,8 +341,10 @@ class SymbolBlock(HybridBlock):
         if np.dtype(dtype) == np.float16:
             names = set(self._graph.list_inputs())
             for name in names:
-                for stat, sibs in (("running_var", ("running_mean", "gamma", "beta")),
-                                   ("moving_var", ("moving_mean", "gamma", "beta"))):
+                for stat, sibs in (
+                    ("running_var", ("running_mean", "gamma", "beta")),
+                    ("moving_var", ("moving_mean", "gamma", "beta")),
+                ):
                     if name.endswith(stat):
                         base = name[: -len(stat)]
                         group = [name] + [base + s for s in sibs]

@@ -47,8 +47,15 @@ class Trainer:
     [[0.5, 0.5]]
     """
 
-    def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
-                 compression_params=None, update_on_kvstore=None):
+    def __init__(
+        self,
+        params,
+        optimizer,
+        optimizer_params=None,
+        kvstore="device",
+        compression_params=None,
+        update_on_kvstore=None,
+    ):
         if isinstance(params, (dict, ParameterDict)):
             params = list(params.values())
         if not isinstance(params, (list, tuple)):
@@ -69,7 +76,9 @@ class Trainer:
         param_dict = dict(enumerate(self._params))
         if isinstance(optimizer, opt.Optimizer):
             if optimizer_params:
-                raise MXNetError("optimizer_params must be None if optimizer is an Optimizer instance")
+                raise MXNetError(
+                    "optimizer_params must be None if optimizer is an Optimizer instance"
+                )
             self._optimizer = optimizer
             optimizer.param_dict = param_dict
         else:
@@ -203,16 +212,19 @@ class Trainer:
         new_states = {}
         for i in sorted({int(k.split(":")[1]) for k in data}):
             if i >= len(self._params):
-                raise MXNetError(f"'{fname}' has states for parameter #{i}; this Trainer has "
-                                 f"{len(self._params)} parameters")
+                raise MXNetError(
+                    f"'{fname}' has states for parameter #{i}; this Trainer has "
+                    f"{len(self._params)} parameters"
+                )
             template = o.create_state(i, self._params[i].data()._data)
             leaves, tree = jax.tree_util.tree_flatten(template)
             got = []
             for j, t in enumerate(leaves):
                 arr = data.get(f"state:{i}:{j}")
                 if arr is None or arr.shape != t.shape:
-                    raise MXNetError(f"'{fname}': state {j} of parameter #{i} is missing or has "
-                                     f"the wrong shape")
+                    raise MXNetError(
+                        f"'{fname}': state {j} of parameter #{i} is missing or has the wrong shape"
+                    )
                 got.append(arr._data.astype(t.dtype))
             new_states[i] = jax.tree_util.tree_unflatten(tree, got)
         self._states = new_states
@@ -221,4 +233,3 @@ class Trainer:
         if o.lr_scheduler is None:
             o.lr = meta.get("lr", o.lr)
         self._last_grad = {}
-

@@ -86,8 +86,9 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     if check_isfinite and not math.isfinite(total):
         import warnings
 
-        warnings.warn(UserWarning("nan or inf is detected. Clipping results will be undefined."),
-                      stacklevel=2)
+        warnings.warn(
+            UserWarning("nan or inf is detected. Clipping results will be undefined."), stacklevel=2
+        )
     scale = max_norm / (total + 1e-8)
     if scale < 1.0:
         for a in arrays:

@@ -63,8 +63,16 @@ class DataBatch:
         For bucketing modules and variable-shape batches.
     """
 
-    def __init__(self, data, label=None, pad=None, index=None, bucket_key=None,
-                 provide_data=None, provide_label=None):
+    def __init__(
+        self,
+        data,
+        label=None,
+        pad=None,
+        index=None,
+        bucket_key=None,
+        provide_data=None,
+        provide_label=None,
+    ):
         if data is not None and not isinstance(data, (list, tuple)):
             raise MXNetError(
                 f"DataBatch data must be a list of NDArrays, got {type(data).__name__}"
@@ -106,8 +114,9 @@ class DataIter:
     def next(self):
         """The next :class:`DataBatch`; raises ``StopIteration`` at the end."""
         if self.iter_next():
-            return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
-                             index=self.getindex())
+            return DataBatch(
+                data=self.getdata(), label=self.getlabel(), pad=self.getpad(), index=self.getindex()
+            )
         raise StopIteration
 
     def __next__(self):

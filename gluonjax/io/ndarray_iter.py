@@ -38,8 +38,9 @@ def _as_named(data, allow_empty, default_name):
             try:
                 v = _nd_array(np.asarray(v), dtype=np.float32)
             except (TypeError, ValueError) as err:
-                raise TypeError(f"Invalid type '{type(v)}' for {k}, should be NDArray or "
-                                f"numpy.ndarray ({err})") from None
+                raise TypeError(
+                    f"Invalid type '{type(v)}' for {k}, should be NDArray or numpy.ndarray ({err})"
+                ) from None
         out.append((k, v))
     return sorted(out, key=lambda kv: kv[0])
 
@@ -61,19 +62,31 @@ class NDArrayIter(DataIter):
         Names of a single data / label array.
     """
 
-    def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle="pad",
-                 data_name="data", label_name="softmax_label"):
+    def __init__(
+        self,
+        data,
+        label=None,
+        batch_size=1,
+        shuffle=False,
+        last_batch_handle="pad",
+        data_name="data",
+        label_name="softmax_label",
+    ):
         super().__init__(batch_size)
         if last_batch_handle not in ("pad", "discard", "roll_over"):
-            raise MXNetError(f"last_batch_handle must be 'pad', 'discard' or 'roll_over', "
-                             f"got {last_batch_handle!r}")
+            raise MXNetError(
+                f"last_batch_handle must be 'pad', 'discard' or 'roll_over', "
+                f"got {last_batch_handle!r}"
+            )
         self.data = _as_named(data, False, data_name)
         self.label = _as_named(label, True, label_name)
         self.num_data = self.data[0][1].shape[0]
         for name, arr in self.data + self.label:
             if arr.shape[0] != self.num_data:
-                raise MXNetError(f"NDArrayIter: '{name}' has {arr.shape[0]} samples, "
-                                 f"'{self.data[0][0]}' has {self.num_data}")
+                raise MXNetError(
+                    f"NDArrayIter: '{name}' has {arr.shape[0]} samples, "
+                    f"'{self.data[0][0]}' has {self.num_data}"
+                )
         self.idx = np.arange(self.num_data)
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle
@@ -86,13 +99,16 @@ class NDArrayIter(DataIter):
 
     @property
     def provide_data(self):
-        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype.type)
-                for k, v in self.data]
+        return [
+            DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype.type) for k, v in self.data
+        ]
 
     @property
     def provide_label(self):
-        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype.type)
-                for k, v in self.label]
+        return [
+            DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype.type)
+            for k, v in self.label
+        ]
 
     def _shuffle(self):
         np.random.shuffle(self.idx)
@@ -137,8 +153,10 @@ class NDArrayIter(DataIter):
 
     @staticmethod
     def _concat(first, second):
-        return [NDArray(jnp.concatenate([a._data, b._data], axis=0))
-                for a, b in zip(first, second, strict=False)]
+        return [
+            NDArray(jnp.concatenate([a._data, b._data], axis=0))
+            for a, b in zip(first, second, strict=False)
+        ]
 
     def _batch(self, source, is_label):
         if self.cursor >= self.num_data:

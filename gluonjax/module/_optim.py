@@ -15,8 +15,13 @@ from . import _states
 class OptimizerMixin:
     """Optimizer part of :class:`~gluonjax.module.Module`."""
 
-    def init_optimizer(self, kvstore="local", optimizer="sgd",
-                       optimizer_params=(("learning_rate", 0.01),), force_init=False):
+    def init_optimizer(
+        self,
+        kvstore="local",
+        optimizer="sgd",
+        optimizer_params=(("learning_rate", 0.01),),
+        force_init=False,
+    ):
         """Create the optimizer; ``rescale_grad`` defaults to ``1/batch_size``."""
         if not (self.binded and self.params_initialized):
             raise MXNetError("call bind() and init_params() before init_optimizer()")
@@ -31,14 +36,15 @@ class OptimizerMixin:
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
             params.setdefault("rescale_grad", 1.0 / batch_size)
-            optimizer = _opt.create(optimizer, sym=self._symbol, param_idx2name=idx2name,
-                                    **params)
+            optimizer = _opt.create(optimizer, sym=self._symbol, param_idx2name=idx2name, **params)
         elif isinstance(optimizer, _opt.Optimizer):
             if optimizer.rescale_grad != 1.0 / batch_size:
                 warnings.warn(
                     "Optimizer created manually outside Module but rescale_grad is not "
                     f"normalized to 1.0/batch_size ({optimizer.rescale_grad} vs. "
-                    f"{1.0 / batch_size}). Is this intended?", stacklevel=2)
+                    f"{1.0 / batch_size}). Is this intended?",
+                    stacklevel=2,
+                )
             if not optimizer.idx2name:
                 optimizer.idx2name = dict(idx2name)
         else:
@@ -88,8 +94,9 @@ class OptimizerMixin:
                 self._opt_states[i] = o.create_state(i, args[self._param_names[i]]._data)
         ws = [args[self._param_names[i]] for i in idx]
         gs = [grads[self._param_names[i]]._data for i in idx]
-        new_w, new_s = apply_update(o, idx, [w._data for w in ws], gs,
-                                    [self._opt_states[i] for i in idx], self._opt_fns)
+        new_w, new_s = apply_update(
+            o, idx, [w._data for w in ws], gs, [self._opt_states[i] for i in idx], self._opt_fns
+        )
         for i, w, nw, ns in zip(idx, ws, new_w, new_s, strict=False):
             w._data, w._node = nw, None
             self._opt_states[i] = ns

@@ -21,13 +21,17 @@ class RunMixin:
             if getattr(data_batch, "provide_data", None):
                 dshapes = data_batch.provide_data
             else:
-                dshapes = [DataDesc(d.name, s, d.dtype, d.layout)
-                           for d, s in zip(self._data_shapes, new_shapes, strict=False)]
+                dshapes = [
+                    DataDesc(d.name, s, d.dtype, d.layout)
+                    for d, s in zip(self._data_shapes, new_shapes, strict=False)
+                ]
             if getattr(data_batch, "provide_label", None):
                 lshapes = data_batch.provide_label
             elif getattr(data_batch, "label", None) and self._label_shapes:
-                lshapes = [DataDesc(d.name, tuple(x.shape), d.dtype, d.layout)
-                           for d, x in zip(self._label_shapes, data_batch.label, strict=False)]
+                lshapes = [
+                    DataDesc(d.name, tuple(x.shape), d.dtype, d.layout)
+                    for d, x in zip(self._label_shapes, data_batch.label, strict=False)
+                ]
             else:
                 lshapes = None
             self.reshape(dshapes, lshapes)
@@ -48,9 +52,10 @@ class RunMixin:
         if pre_sliced:
             labels = labels[0]
         names = [d.name for d in self._label_shapes] if self._label_shapes else []
-        eval_metric.update_dict(OrderedDict(zip(names, labels or [], strict=False)),
-                                OrderedDict(zip(self._output_names, self._exec.outputs,
-                                                strict=False)))
+        eval_metric.update_dict(
+            OrderedDict(zip(names, labels or [], strict=False)),
+            OrderedDict(zip(self._output_names, self._exec.outputs, strict=False)),
+        )
 
     def get_outputs(self, merge_multi_context=True):
         """Outputs of the last forward (``[[out], ...]`` without merging)."""
@@ -111,7 +116,9 @@ def _load(arg_dict, descs, arrays):
             continue
         src = raw(x)
         if tuple(src.shape) != arr.shape:
-            raise MXNetError(f"batch input '{d.name}' has shape {tuple(src.shape)}, the module "
-                             f"is bound for {arr.shape}")
+            raise MXNetError(
+                f"batch input '{d.name}' has shape {tuple(src.shape)}, the module "
+                f"is bound for {arr.shape}"
+            )
         arr._data = src if src.dtype == arr.dtype else src.astype(arr.dtype)
         arr._node = None

@@ -34,16 +34,21 @@ class StatesView:
         new = {}
         for i, flat in u.states.items():
             if not isinstance(i, int) or not 0 <= i < len(m._param_names):
-                raise MXNetError(f"optimizer states for parameter #{i}; the module has "
-                                 f"{len(m._param_names)} parameters")
+                raise MXNetError(
+                    f"optimizer states for parameter #{i}; the module has "
+                    f"{len(m._param_names)} parameters"
+                )
             w = args[m._param_names[i]]._data
             leaves, tree = jax.tree_util.tree_flatten(m._optimizer.create_state(i, w))
             if len(leaves) != len(flat) or any(
-                    a.shape != b.shape for a, b in zip(leaves, flat, strict=False)):
-                raise MXNetError(f"optimizer states of parameter #{i} do not fit this "
-                                 f"optimizer and parameter")
+                a.shape != b.shape for a, b in zip(leaves, flat, strict=False)
+            ):
+                raise MXNetError(
+                    f"optimizer states of parameter #{i} do not fit this optimizer and parameter"
+                )
             new[i] = jax.tree_util.tree_unflatten(
-                tree, [f._data.astype(t.dtype) for f, t in zip(flat, leaves, strict=False)])
+                tree, [f._data.astype(t.dtype) for f, t in zip(flat, leaves, strict=False)]
+            )
         if u.optimizer is not m._optimizer:
             m._optimizer = u.optimizer
             m._opt_fns = {}

@@ -27,9 +27,11 @@ def check_input_names(symbol, names, typename, throw):
         if name in args:
             continue
         inputs = [a for a in args if not a.endswith(("_weight", "_bias", "_gamma", "_beta"))]
-        msg = (f"You created Module with Module(..., {typename}_names={list(names)}) but input "
-               f"with name '{name}' is not found in symbol.list_arguments(). Did you mean one "
-               f"of:\n\t" + "\n\t".join(inputs))
+        msg = (
+            f"You created Module with Module(..., {typename}_names={list(names)}) but input "
+            f"with name '{name}' is not found in symbol.list_arguments(). Did you mean one "
+            f"of:\n\t" + "\n\t".join(inputs)
+        )
         if throw:
             raise ValueError(msg)
         warnings.warn(msg, stacklevel=3)
@@ -38,8 +40,10 @@ def check_input_names(symbol, names, typename, throw):
 def _check_names_match(names, descs, kind, throw):
     actual = [d[0] for d in descs]
     if sorted(names) != sorted(actual):
-        msg = (f"Data provided by {kind}_shapes don't match names specified by {kind}_names "
-               f"({descs} vs. {names})")
+        msg = (
+            f"Data provided by {kind}_shapes don't match names specified by {kind}_names "
+            f"({descs} vs. {names})"
+        )
         if throw:
             raise ValueError(msg)
         warnings.warn(msg, stacklevel=3)
@@ -83,8 +87,17 @@ class BaseModule:
         self.forward(data_batch, is_train=True)
         self.backward()
 
-    def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
-              score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):
+    def score(
+        self,
+        eval_data,
+        eval_metric,
+        num_batch=None,
+        batch_end_callback=None,
+        score_end_callback=None,
+        reset=True,
+        epoch=0,
+        sparse_row_id_fn=None,
+    ):
         """Evaluate ``eval_metric`` over ``eval_data``; returns ``[(name, value)]``."""
         self._check_ready()
         if reset:
@@ -99,14 +112,16 @@ class BaseModule:
             self.forward(batch, is_train=False)
             self.update_metric(eval_metric, batch.label)
             if batch_end_callback is not None:
-                param = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                      locals=locals())
+                param = BatchEndParam(
+                    epoch=epoch, nbatch=nbatch, eval_metric=eval_metric, locals=locals()
+                )
                 for cb in _as_list(batch_end_callback):
                     cb(param)
             actual += 1
         if score_end_callback:
-            param = BatchEndParam(epoch=epoch, nbatch=actual, eval_metric=eval_metric,
-                                  locals=locals())
+            param = BatchEndParam(
+                epoch=epoch, nbatch=actual, eval_metric=eval_metric, locals=locals()
+            )
             for cb in _as_list(score_end_callback):
                 cb(param)
         return eval_metric.get_name_value()
@@ -124,8 +139,15 @@ class BaseModule:
             outs = [NDArray(o._data[: o.shape[0] - pad]) for o in self.get_outputs()]
             yield outs, nbatch, batch
 
-    def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
-                always_output_list=False, sparse_row_id_fn=None):
+    def predict(
+        self,
+        eval_data,
+        num_batch=None,
+        merge_batches=True,
+        reset=True,
+        always_output_list=False,
+        sparse_row_id_fn=None,
+    ):
         """Outputs over ``eval_data`` (a DataIter, NDArray or numpy array).
 
         Padding is removed. With ``merge_batches`` the batches are concatenated:
@@ -149,20 +171,39 @@ class BaseModule:
             return output_list
         n = len(output_list[0])
         if any(len(o) != n for o in output_list):
-            raise MXNetError("Cannot merge batches, as num of outputs is not the same in "
-                             "mini-batches. Maybe bucketing is used?")
+            raise MXNetError(
+                "Cannot merge batches, as num of outputs is not the same in "
+                "mini-batches. Maybe bucketing is used?"
+            )
         merged = [_concat([o[i] for o in output_list]) for i in range(n)]
         if n == 1 and not always_output_list:
             return merged[0]
         return merged
 
-    def fit(self, train_data, eval_data=None, eval_metric="acc", epoch_end_callback=None,
-            batch_end_callback=None, kvstore="local", optimizer="sgd",
-            optimizer_params=(("learning_rate", 0.01),), eval_end_callback=None,
-            eval_batch_end_callback=None, initializer=None, arg_params=None,
-            aux_params=None, allow_missing=False, force_rebind=False, force_init=False,
-            begin_epoch=0, num_epoch=None, validation_metric=None, monitor=None,
-            sparse_row_id_fn=None):
+    def fit(
+        self,
+        train_data,
+        eval_data=None,
+        eval_metric="acc",
+        epoch_end_callback=None,
+        batch_end_callback=None,
+        kvstore="local",
+        optimizer="sgd",
+        optimizer_params=(("learning_rate", 0.01),),
+        eval_end_callback=None,
+        eval_batch_end_callback=None,
+        initializer=None,
+        arg_params=None,
+        aux_params=None,
+        allow_missing=False,
+        force_rebind=False,
+        force_init=False,
+        begin_epoch=0,
+        num_epoch=None,
+        validation_metric=None,
+        monitor=None,
+        sparse_row_id_fn=None,
+    ):
         """Train on ``train_data`` for epochs ``begin_epoch .. num_epoch - 1``.
 
         Binds, initialises parameters (``initializer`` defaults to
@@ -176,14 +217,22 @@ class BaseModule:
             raise ValueError("please specify number of epochs")
         if initializer is None:
             initializer = Uniform(0.01)
-        self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
-                  for_training=True, force_rebind=force_rebind)
+        self.bind(
+            data_shapes=train_data.provide_data,
+            label_shapes=train_data.provide_label,
+            for_training=True,
+            force_rebind=force_rebind,
+        )
         if monitor is not None:
             self.install_monitor(monitor)
-        self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init)
-        self.init_optimizer(kvstore=kvstore, optimizer=optimizer,
-                            optimizer_params=optimizer_params)
+        self.init_params(
+            initializer=initializer,
+            arg_params=arg_params,
+            aux_params=aux_params,
+            allow_missing=allow_missing,
+            force_init=force_init,
+        )
+        self.init_optimizer(kvstore=kvstore, optimizer=optimizer, optimizer_params=optimizer_params)
         if validation_metric is None:
             validation_metric = eval_metric
         if not isinstance(eval_metric, _metric.EvalMetric):
@@ -214,8 +263,9 @@ class BaseModule:
                 if nxt is None:
                     name_values = eval_metric.get_global_name_value()
                 if batch_end_callback is not None:
-                    param = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                          locals=locals())
+                    param = BatchEndParam(
+                        epoch=epoch, nbatch=nbatch, eval_metric=eval_metric, locals=locals()
+                    )
                     for cb in _as_list(batch_end_callback):
                         cb(param)
                 nbatch += 1
@@ -228,9 +278,13 @@ class BaseModule:
                 for cb in _as_list(epoch_end_callback):
                     cb(epoch, self.symbol, arg_params_, aux_params_)
             if eval_data:
-                res = self.score(eval_data, validation_metric,
-                                 score_end_callback=eval_end_callback,
-                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
+                res = self.score(
+                    eval_data,
+                    validation_metric,
+                    score_end_callback=eval_end_callback,
+                    batch_end_callback=eval_batch_end_callback,
+                    epoch=epoch,
+                )
                 for name, val in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
             train_data.reset()

@@ -40,9 +40,19 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
         Arguments set with :meth:`set_states` (e.g. RNN states).
     """
 
-    def __init__(self, symbol, data_names=("data",), label_names=("softmax_label",),
-                 logger=logging, context=None, work_load_list=None, fixed_param_names=None,
-                 state_names=None, group2ctxs=None, compression_params=None):
+    def __init__(
+        self,
+        symbol,
+        data_names=("data",),
+        label_names=("softmax_label",),
+        logger=logging,
+        context=None,
+        work_load_list=None,
+        fixed_param_names=None,
+        state_names=None,
+        group2ctxs=None,
+        compression_params=None,
+    ):
         super().__init__(logger=logger)
         context = _ctx.cpu() if context is None else context
         self._context = list(context) if isinstance(context, (list, tuple)) else [context]
@@ -150,14 +160,23 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
             arr._data, arr._node = aux[name]._data, None
         self._params_dirty = False
 
-    def init_params(self, initializer=Uniform(0.01), arg_params=None, aux_params=None,  # noqa: B008
-                    allow_missing=False, force_init=False, allow_extra=False):
+    def init_params(
+        self,
+        initializer=Uniform(0.01),
+        arg_params=None,
+        aux_params=None,  # noqa: B008
+        allow_missing=False,
+        force_init=False,
+        allow_extra=False,
+    ):
         """Initialise parameters: from ``arg_params``/``aux_params`` where given, else
         with ``initializer`` (names sorted, as MXNet; missing names raise unless
         ``allow_missing``)."""
         if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "init_params call ignored.", stacklevel=2)
+            warnings.warn(
+                "Parameters already initialized and force_init=False. init_params call ignored.",
+                stacklevel=2,
+            )
             return
         self._need_bind()
         attrs = self._symbol.attr_dict()
@@ -167,8 +186,10 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
                 src = given[name]
                 if src is not arr:
                     if tuple(src.shape) != arr.shape:
-                        raise MXNetError(f"init_params: '{name}' has shape {tuple(src.shape)}, "
-                                         f"the module needs {arr.shape}")
+                        raise MXNetError(
+                            f"init_params: '{name}' has shape {tuple(src.shape)}, "
+                            f"the module needs {arr.shape}"
+                        )
                     arr._data = raw(src).astype(arr.dtype)
                     arr._node = None
                 return
@@ -183,28 +204,45 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
             fill(name, arr, aux_params)
         self.params_initialized = True
         self._params_dirty = False
-        self._exec.copy_params_from(self._arg_params, self._aux_params,
-                                    allow_extra_params=allow_extra)
+        self._exec.copy_params_from(
+            self._arg_params, self._aux_params, allow_extra_params=allow_extra
+        )
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
+    def set_params(
+        self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
+    ):
         """Set parameters from dicts of NDArray (see :meth:`init_params`)."""
         if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
+            self.init_params(
+                initializer=None,
+                arg_params=arg_params,
+                aux_params=aux_params,
+                allow_missing=allow_missing,
+                force_init=force_init,
+                allow_extra=allow_extra,
+            )
             return
         if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
+            warnings.warn(
+                "Parameters already initialized and force_init=False. set_params call ignored.",
+                stacklevel=2,
+            )
             return
         self._exec.copy_params_from(arg_params, aux_params, allow_extra_params=allow_extra)
         self._params_dirty = True
         self.params_initialized = True
 
     # ------------------------------------------------------------ binding
-    def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
-             force_rebind=False, shared_module=None, grad_req="write"):
+    def bind(
+        self,
+        data_shapes,
+        label_shapes=None,
+        for_training=True,
+        inputs_need_grad=False,
+        force_rebind=False,
+        shared_module=None,
+        grad_req="write",
+    ):
         """Allocate the executor for ``data_shapes`` (and ``label_shapes``).
 
         Parameters
@@ -229,7 +267,8 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
         self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
         self._grad_req = grad_req
         self._data_shapes, self._label_shapes = parse_data_desc(
-            self._data_names, self._label_names, data_shapes, label_shapes)
+            self._data_names, self._label_names, data_shapes, label_shapes
+        )
         self._exec = self._default_exec = self._simple_bind(shared_module)
         if shared_module is not None:
             self.params_initialized = True
@@ -252,12 +291,18 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
         reqs = {}
         for n in names:
             if n in self._param_names:
-                base = self._grad_req.get(n, "write") if isinstance(self._grad_req, dict) \
+                base = (
+                    self._grad_req.get(n, "write")
+                    if isinstance(self._grad_req, dict)
                     else self._grad_req
+                )
                 reqs[n] = "null" if n in self._fixed_param_names else base
             elif n in self._data_names and self.inputs_need_grad:
-                reqs[n] = self._grad_req.get(n, "write") if isinstance(self._grad_req, dict) \
+                reqs[n] = (
+                    self._grad_req.get(n, "write")
+                    if isinstance(self._grad_req, dict)
                     else self._grad_req
+                )
             else:
                 reqs[n] = "null"
         return reqs
@@ -269,21 +314,32 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
         types = {d.name: d.dtype for d in descs if d.name in inputs}
         shared = shared_module._exec if shared_module is not None else None
         return self._symbol.simple_bind(
-            self._context[0], grad_req=self._reqs(), type_dict=types or None,
-            shared_arg_names=self._param_names, shared_exec=shared, **shapes)
+            self._context[0],
+            grad_req=self._reqs(),
+            type_dict=types or None,
+            shared_arg_names=self._param_names,
+            shared_exec=shared,
+            **shapes,
+        )
 
     def reshape(self, data_shapes, label_shapes=None):
         """Rebind for new input shapes, keeping the parameters."""
         self._need_bind()
         self._data_shapes, self._label_shapes = parse_data_desc(
-            self._data_names, self._label_names, data_shapes, label_shapes)
+            self._data_names, self._label_names, data_shapes, label_shapes
+        )
         inputs = set(self._symbol.list_inputs())
-        shapes = {d.name: d.shape for d in list(self._data_shapes) + list(self._label_shapes or [])
-                  if d.name in inputs}
+        shapes = {
+            d.name: d.shape
+            for d in list(self._data_shapes) + list(self._label_shapes or [])
+            if d.name in inputs
+        }
         new = self._default_exec.reshape(partial_shaping=True, allow_up_sizing=True, **shapes)
         old = self._default_exec.arg_dict
         for n in self._param_names:
             if new.arg_dict[n] is not old[n]:
-                raise MXNetError(f"reshape: the shape of parameter '{n}' would change "
-                                 f"from {old[n].shape} to {new.arg_dict[n].shape}")
+                raise MXNetError(
+                    f"reshape: the shape of parameter '{n}' would change "
+                    f"from {old[n].shape} to {new.arg_dict[n].shape}"
+                )
         self._exec = new

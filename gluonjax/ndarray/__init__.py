@@ -16,13 +16,14 @@ import jax as _jax
 from .. import _ops  # noqa: F401  (registers the ops)
 from ._creation import arange, array, empty, eye, from_jax, full, linspace, ones, zeros
 from ._generate import generate as _generate
-from .ndarray import NDArray, install_fluent as _install_fluent
+from .ndarray import NDArray
+from .ndarray import install_fluent as _install_fluent
 
 _generate(globals())
 _install_fluent()
 
-from . import random  # noqa: E402
 from .. import contrib as _contrib_mod  # noqa: E402
+from . import random  # noqa: E402
 
 contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "nd")
 from ._io import load, save  # noqa: E402

@@ -98,7 +98,9 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dt
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
     """``num`` evenly spaced values from start to stop."""
-    return NDArray(_place(np.linspace(start, stop, int(num), endpoint=endpoint).astype(_dt(dtype)), ctx))
+    return NDArray(
+        _place(np.linspace(start, stop, int(num), endpoint=endpoint).astype(_dt(dtype)), ctx)
+    )
 
 
 def eye(N, M=0, k=0, ctx=None, dtype=None):

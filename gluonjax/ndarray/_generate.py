@@ -48,9 +48,14 @@ def _named_inputs(op, args, kwargs):
             + f"; inputs are {list(op.input_names(_defaults(op)))}, attributes are "
             f"{[a for a in op.attrs if not a.startswith('_')]}"
         )
-    static_key, _ = op.parse_attrs({k: v for k, v in attr_kw.items() if op.attrs[k].static} if
-                                   not op.dynamic_names else attr_kw)
-    names = op.input_names(op.attr_dict(static_key, [op.attrs[n].default for n in op.dynamic_names]))
+    static_key, _ = op.parse_attrs(
+        {k: v for k, v in attr_kw.items() if op.attrs[k].static}
+        if not op.dynamic_names
+        else attr_kw
+    )
+    names = op.input_names(
+        op.attr_dict(static_key, [op.attrs[n].default for n in op.dynamic_names])
+    )
     unknown = [k for k in given if k not in names]
     if unknown:
         raise AttrError(
@@ -58,10 +63,10 @@ def _named_inputs(op, args, kwargs):
             f"attributes are {list(op.attrs)}"
         )
     full = list(args)
-    for n in names[len(args):]:
+    for n in names[len(args) :]:
         if n in given:
             full.append(given[n])
-        elif len(full) < len(names) and any(m in given for m in names[len(full) + 1:]):
+        elif len(full) < len(names) and any(m in given for m in names[len(full) + 1 :]):
             full.append(None)
     return tuple(full), attr_kw
 

@@ -29,7 +29,9 @@ def canonical(key):
     static, arrays = [], []
     for k in key:
         if isinstance(k, slice):
-            static.append(("s", _int(k.start, NDArray), _int(k.stop, NDArray), _int(k.step, NDArray)))
+            static.append(
+                ("s", _int(k.start, NDArray), _int(k.stop, NDArray), _int(k.step, NDArray))
+            )
         elif k is None:
             static.append(("n",))
         elif k is Ellipsis:

@@ -110,9 +110,11 @@ def _make_vjp_fwd(op, static_key, mask, offset):
     def fwd(diff, arrays):
         def f(*d):
             it = iter(d)
-            full = list(arrays[:offset]) + [
-                next(it) if m else a for a, m in zip(arrays[offset:], mask)
-            ] + list(arrays[offset + len(mask):])
+            full = (
+                list(arrays[:offset])
+                + [next(it) if m else a for a, m in zip(arrays[offset:], mask)]
+                + list(arrays[offset + len(mask) :])
+            )
             r = bound(*full)
             return r if has_aux else (r, ())
 

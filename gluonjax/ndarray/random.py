@@ -24,10 +24,24 @@ from ._invoke import invoke
 from .ndarray import NDArray
 
 __all__ = [
-    "uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson",
-    "negative_binomial", "generalized_negative_binomial", "multinomial", "shuffle",
-    "uniform_like", "normal_like", "exponential_like", "gamma_like", "poisson_like",
-    "negative_binomial_like", "generalized_negative_binomial_like",
+    "uniform",
+    "normal",
+    "randn",
+    "randint",
+    "exponential",
+    "gamma",
+    "poisson",
+    "negative_binomial",
+    "generalized_negative_binomial",
+    "multinomial",
+    "shuffle",
+    "uniform_like",
+    "normal_like",
+    "exponential_like",
+    "gamma_like",
+    "poisson_like",
+    "negative_binomial_like",
+    "generalized_negative_binomial_like",
 ]
 
 # dist -> (scalar attribute names of _random_<dist>, names shown in messages)
@@ -73,8 +87,12 @@ def _helper(dist, params, shape, dtype, ctx, out, kwargs):
     if all(isinstance(p, NDArray) for p in params):
         if dist == "randint":
             raise OpError("random.randint: low and high must be numbers, not NDArrays")
-        return invoke(_reg.get(f"_sample_{dist}"), tuple(params),
-                      dict(shape=shape, dtype=dtype, **kwargs), out)
+        return invoke(
+            _reg.get(f"_sample_{dist}"),
+            tuple(params),
+            dict(shape=shape, dtype=dtype, **kwargs),
+            out,
+        )
     kinds = sorted({type(p).__name__ for p in params})
     raise OpError(
         f"random.{dist}: distribution parameters must all be numbers or all be "
@@ -140,8 +158,9 @@ def negative_binomial(k=1, p=1, shape=(), dtype=None, ctx=None, out=None, **kwar
     return _helper("negative_binomial", [k, p], shape, dtype, ctx, out, kwargs)
 
 
-def generalized_negative_binomial(mu=1, alpha=1, shape=(), dtype=None, ctx=None, out=None,
-                                  **kwargs):
+def generalized_negative_binomial(
+    mu=1, alpha=1, shape=(), dtype=None, ctx=None, out=None, **kwargs
+):
     """Negative binomial with mean ``mu`` and dispersion ``alpha`` (variance mu + alpha*mu**2)."""
     return _helper("generalized_negative_binomial", [mu, alpha], shape, dtype, ctx, out, kwargs)
 
@@ -152,8 +171,12 @@ def multinomial(data, shape=(), get_prob=False, out=None, dtype="int32", **kwarg
     Returns ``samples`` of shape ``data.shape[:-1] + shape``, or
     ``[samples, log_prob]`` with ``get_prob=True``.
     """
-    return invoke(_reg.get("_sample_multinomial"), (data,),
-                  dict(shape=shape, get_prob=get_prob, dtype=dtype, **kwargs), out)
+    return invoke(
+        _reg.get("_sample_multinomial"),
+        (data,),
+        dict(shape=shape, get_prob=get_prob, dtype=dtype, **kwargs),
+        out,
+    )
 
 
 def shuffle(data, **kwargs):
@@ -171,8 +194,10 @@ def _like(dist):
         return invoke(_reg.get(f"_random_{dist}_like"), (data,), attrs, out)
 
     fn.__name__ = fn.__qualname__ = f"{dist}_like"
-    fn.__doc__ = (f"{dist.replace('_', ' ').capitalize()} samples with the shape and dtype of "
-                  f"``data``; parameters {', '.join(names)} as in :func:`{dist}`.")
+    fn.__doc__ = (
+        f"{dist.replace('_', ' ').capitalize()} samples with the shape and dtype of "
+        f"``data``; parameters {', '.join(names)} as in :func:`{dist}`."
+    )
     return fn
 
 

@@ -7,7 +7,27 @@ from .optimizer import Optimizer, create, preprocess_grad, register
 from .sgd import NAG, SGD
 from .updater import Updater, get_updater
 
-__all__ = ["Optimizer", "create", "register", "preprocess_grad",
-           "SGD", "NAG", "Adam", "AdamW", "Adamax", "Nadam", "LAMB", "AdaGrad", "AdaDelta",
-           "RMSProp", "Ftrl", "FTML", "Signum", "LARS", "SGLD", "DCASGD",
-           "Updater", "get_updater"]
+__all__ = [
+    "Optimizer",
+    "create",
+    "register",
+    "preprocess_grad",
+    "SGD",
+    "NAG",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "Nadam",
+    "LAMB",
+    "AdaGrad",
+    "AdaDelta",
+    "RMSProp",
+    "Ftrl",
+    "FTML",
+    "Signum",
+    "LARS",
+    "SGLD",
+    "DCASGD",
+    "Updater",
+    "get_updater",
+]

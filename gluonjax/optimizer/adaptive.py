@@ -96,8 +96,16 @@ class RMSProp(Optimizer):
 
     clip_in_step = True
 
-    def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8,
-                 centered=False, clip_weights=None, **kwargs):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        gamma1=0.9,
+        gamma2=0.9,
+        epsilon=1e-8,
+        centered=False,
+        clip_weights=None,
+        **kwargs,
+    ):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.gamma1, self.gamma2, self.epsilon = gamma1, gamma2, epsilon
         self.centered, self.clip_weights = centered, clip_weights
@@ -151,8 +159,11 @@ class Ftrl(Optimizer):
         g2 = jnp.square(grad)
         z = z + grad - (jnp.sqrt(n + g2) - jnp.sqrt(n)) * weight / lr
         n = n + g2
-        w = ((jnp.sign(z) * self.lamda1 - z) / ((self.beta + jnp.sqrt(n)) / lr + wd)
-             * (jnp.abs(z) > self.lamda1))
+        w = (
+            (jnp.sign(z) * self.lamda1 - z)
+            / ((self.beta + jnp.sqrt(n)) / lr + wd)
+            * (jnp.abs(z) > self.lamda1)
+        )
         return w.astype(weight.dtype), (z, n)
 
 
@@ -186,7 +197,10 @@ class FTML(Optimizer):
         g = clip(grad + wd * weight, self._clip_gradient)
         d, v, z = state
         v = self.beta2 * v + f32_one_minus(self.beta2) * jnp.square(g)
-        d_t = (f32_one_minus_power(self.beta1, t) / lr
-               * (jnp.sqrt(v / f32_one_minus_power(self.beta2, t)) + self.epsilon))
+        d_t = (
+            f32_one_minus_power(self.beta1, t)
+            / lr
+            * (jnp.sqrt(v / f32_one_minus_power(self.beta2, t)) + self.epsilon)
+        )
         z = self.beta1 * z + f32_one_minus(self.beta1) * g - (d_t - self.beta1 * d) * weight
         return -z / d_t, (d_t, v, z)

@@ -31,8 +31,9 @@ class Signum(Optimizer):
     def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         if wd_lh and momentum == 0.0:
-            raise MXNetError("Signum: wd_lh needs momentum != 0 (MXNet's signsgd_update "
-                             "has no wd_lh argument)")
+            raise MXNetError(
+                "Signum: wd_lh needs momentum != 0 (MXNet's signsgd_update has no wd_lh argument)"
+            )
         self.momentum, self.wd_lh = momentum, wd_lh
 
     def create_state(self, index, weight):
@@ -69,8 +70,9 @@ class LARS(Optimizer):
 
     clip_in_step = True
 
-    def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0,
-                 momentum_correction=True, **kwargs):
+    def __init__(
+        self, momentum=0.0, lazy_update=True, eta=0.001, eps=0, momentum_correction=True, **kwargs
+    ):
         super().__init__(**kwargs)
         self.momentum, self.lazy_update = momentum, lazy_update
         self.eta, self.eps = eta, eps

@@ -54,9 +54,20 @@ class Optimizer:
     #: Adam, RMSProp, FTML, Adamax, Nadam) or needs the unclipped gradient (LARS).
     clip_in_step = False
 
-    def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
-                 learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
-                 multi_precision=False, param_dict=None, **kwargs):
+    def __init__(
+        self,
+        rescale_grad=1.0,
+        param_idx2name=None,
+        wd=0.0,
+        clip_gradient=None,
+        learning_rate=None,
+        lr_scheduler=None,
+        sym=None,
+        begin_num_update=0,
+        multi_precision=False,
+        param_dict=None,
+        **kwargs,
+    ):
         if kwargs:
             raise MXNetError(
                 f"{type(self).__name__}: unknown argument(s) {sorted(kwargs)}; see "
@@ -89,8 +100,9 @@ class Optimizer:
 
     def preprocess(self, grad, rescale_grad):
         """The gradient ``step`` receives: rescaled, and clipped unless the step clips."""
-        return preprocess_grad(grad, rescale_grad,
-                               None if self.clip_in_step else self._clip_gradient)
+        return preprocess_grad(
+            grad, rescale_grad, None if self.clip_in_step else self._clip_gradient
+        )
 
     # ------------------------------------------------------------ MXNet surface
     @property
@@ -194,13 +206,16 @@ class Optimizer:
 
 
 def _unwrap(state):
-    return jax.tree_util.tree_map(lambda s: getattr(s, "_data", s), state,
-                                  is_leaf=lambda s: hasattr(s, "_data"))
+    return jax.tree_util.tree_map(
+        lambda s: getattr(s, "_data", s), state, is_leaf=lambda s: hasattr(s, "_data")
+    )
 
 
 def _write_state(state, new):
-    for old, n in zip(jax.tree_util.tree_leaves(state, is_leaf=lambda s: hasattr(s, "_data")),
-                      jax.tree_util.tree_leaves(new)):
+    for old, n in zip(
+        jax.tree_util.tree_leaves(state, is_leaf=lambda s: hasattr(s, "_data")),
+        jax.tree_util.tree_leaves(new),
+    ):
         if hasattr(old, "_data"):
             old._data = n
 
@@ -220,7 +235,5 @@ def create(name, **kwargs):
         return name
     key = str(name).lower()
     if key not in Optimizer.opt_registry:
-        raise MXNetError(
-            f"unknown optimizer {name!r}; known: {sorted(Optimizer.opt_registry)}"
-        )
+        raise MXNetError(f"unknown optimizer {name!r}; known: {sorted(Optimizer.opt_registry)}")
     return Optimizer.opt_registry[key](**kwargs)

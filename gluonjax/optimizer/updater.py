@@ -36,14 +36,16 @@ def _plain_items(obj, skip=()):
 def _dump_optimizer(o):
     from .. import lr_scheduler as _lrs
 
-    d = {"class": type(o).__name__.lower(),
-         "attrs": _plain_items(o, skip=("_index_update_count",)),
-         "clip_gradient": o._clip_gradient,
-         "index_update_count": [[k, v] for k, v in o._index_update_count.items()],
-         "lr_mult": [[k, v] for k, v in o.lr_mult.items()],
-         "wd_mult": [[k, v] for k, v in o.wd_mult.items()],
-         "idx2name": [[k, v] for k, v in o.idx2name.items()],
-         "lr_scheduler": None}
+    d = {
+        "class": type(o).__name__.lower(),
+        "attrs": _plain_items(o, skip=("_index_update_count",)),
+        "clip_gradient": o._clip_gradient,
+        "index_update_count": [[k, v] for k, v in o._index_update_count.items()],
+        "lr_mult": [[k, v] for k, v in o.lr_mult.items()],
+        "wd_mult": [[k, v] for k, v in o.wd_mult.items()],
+        "idx2name": [[k, v] for k, v in o.idx2name.items()],
+        "lr_scheduler": None,
+    }
     s = o.lr_scheduler
     if s is not None:
         if not isinstance(s, _lrs.LRScheduler):
@@ -118,8 +120,11 @@ class Updater:
             for j, leaf in enumerate(leaves):
                 arrays.append(np.asarray(getattr(leaf, "_data", leaf)))
                 names.append(f"state:{k}:{j}")
-        meta = {"format": "gluonjax-updater-1", "states": entries,
-                "optimizer": _dump_optimizer(self.optimizer) if dump_optimizer else None}
+        meta = {
+            "format": "gluonjax-updater-1",
+            "states": entries,
+            "optimizer": _dump_optimizer(self.optimizer) if dump_optimizer else None,
+        }
         arrays.append(np.frombuffer(json.dumps(meta).encode(), np.uint8))
         names.append("__meta__")
         return write_arrays(arrays, names)

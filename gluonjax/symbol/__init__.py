@@ -63,6 +63,7 @@ def _install_fluent():
         return create(_reg.get("reshape"), (self,), kwargs, hint="reshape")
 
     Symbol.reshape = reshape
+
     def astype(self, dtype):
         return create(_reg.get("Cast"), (self,), {"dtype": dtype}, hint="cast")
 
@@ -71,8 +72,25 @@ def _install_fluent():
 
 _install_fluent()
 
-__all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "fromjson", "zeros", "ones",
-           "full", "arange", "eye", "maximum", "minimum", "power", "pow", "hypot"]
+__all__ = [
+    "Symbol",
+    "var",
+    "Variable",
+    "Group",
+    "load",
+    "load_json",
+    "fromjson",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "eye",
+    "maximum",
+    "minimum",
+    "power",
+    "pow",
+    "hypot",
+]
 
 from .. import contrib as _contrib_mod  # noqa: E402
 

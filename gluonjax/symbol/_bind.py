@@ -34,10 +34,15 @@ def infer_all(sym, shapes):
         arg, out, aux = infer_shape(sym, (), given, partial=False)
     if arg is None:
         part, _, aux_part = infer_shape(sym, (), given, partial=True)
-        unknown = [n for n, s in zip(sym.list_arguments(), part, strict=False)
-                   if s == () and n not in given]
-        raise _err(f"cannot infer the shapes of {unknown} from the given shapes {given}; "
-                   f"pass their shapes as keyword arguments")
+        unknown = [
+            n
+            for n, s in zip(sym.list_arguments(), part, strict=False)
+            if s == () and n not in given
+        ]
+        raise _err(
+            f"cannot infer the shapes of {unknown} from the given shapes {given}; "
+            f"pass their shapes as keyword arguments"
+        )
     return [tuple(s) for s in arg], [tuple(s) for s in out], [tuple(s) for s in aux]
 
 
@@ -70,8 +75,10 @@ def _arrays(names, given, what, required):
         return [None] * len(names)
     if isinstance(given, (list, tuple)):
         if len(given) != len(names):
-            raise _err(f"Length of {what} does not match the number of arguments: got "
-                       f"{len(given)}, the symbol has {len(names)} ({names})")
+            raise _err(
+                f"Length of {what} does not match the number of arguments: got "
+                f"{len(given)}, the symbol has {len(names)} ({names})"
+            )
         out = list(given)
     elif isinstance(given, dict):
         out = []
@@ -87,8 +94,16 @@ def _arrays(names, given, what, required):
     return out
 
 
-def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
-         shared_exec=None):
+def bind(
+    self,
+    ctx,
+    args,
+    args_grad=None,
+    grad_req="write",
+    aux_states=None,
+    group2ctx=None,
+    shared_exec=None,
+):
     """Bind the graph to arrays and return an :class:`~gluonjax.executor.Executor`.
 
     Parameters
@@ -127,8 +142,18 @@ def _zeros(shape, dtype):
     return NDArray(jnp.zeros(shape, dtype))
 
 
-def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
-                shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
+def simple_bind(
+    self,
+    ctx,
+    grad_req="write",
+    type_dict=None,
+    stype_dict=None,
+    group2ctx=None,
+    shared_arg_names=None,
+    shared_exec=None,
+    shared_buffer=None,
+    **kwargs,
+):
     """Bind with zero arrays allocated from inferred shapes and types.
 
     Parameters
@@ -165,8 +190,11 @@ def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, gr
         if name in shared and name in s_args and _fits(s_args[name], shape, dt):
             args.append(s_args[name])
             g = s_grads.get(name)
-            grads.append(g if reqs[name] != "null" and g is not None else
-                         (_zeros(shape, dt) if reqs[name] != "null" else None))
+            grads.append(
+                g
+                if reqs[name] != "null" and g is not None
+                else (_zeros(shape, dt) if reqs[name] != "null" else None)
+            )
             continue
         if shared_buffer is not None and name not in shared:
             buf = shared_buffer.get(name)

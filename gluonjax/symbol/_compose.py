@@ -75,15 +75,13 @@ def compose(sym, *args, **kwargs):
         raise ComposeTypeError(f"name must be a string, got {type(name).__name__}")
     if args and kwargs:
         raise ComposeTypeError(
-            "compose only accept input Symbols either as positional or keyword arguments, "
-            "not both"
+            "compose only accept input Symbols either as positional or keyword arguments, not both"
         )
     nodes = topo(sym._outputs)
     variables = [n for n in nodes if n.op is None]
     if (args or kwargs) and len(nodes) == 1 and len(variables) == 1:
         raise MXNetError(
-            f"cannot compose variable {variables[0].name!r}: a variable has no inputs to "
-            f"replace"
+            f"cannot compose variable {variables[0].name!r}: a variable has no inputs to replace"
         )
     replace = {}
     if args:

@@ -39,8 +39,12 @@ def _as_input(x, op, iname):
 
 # initializers MXNet attaches to auto-created inputs (FSetInputVarAttrOnCompose)
 _VAR_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
-_INIT_OPS = {"BatchNorm": _VAR_INIT, "BatchNorm_v1": _VAR_INIT, "_contrib_SyncBatchNorm": _VAR_INIT,
-             "LeakyReLU": {"gamma": '["Constant", {"value": 0.25}]'}}
+_INIT_OPS = {
+    "BatchNorm": _VAR_INIT,
+    "BatchNorm_v1": _VAR_INIT,
+    "_contrib_SyncBatchNorm": _VAR_INIT,
+    "LeakyReLU": {"gamma": '["Constant", {"value": 0.25}]'},
+}
 
 
 def hidden_keys(attrs):
@@ -77,7 +81,7 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
         unknown = [k for k in given if k not in names]
         if unknown or len(args) > len(names):
             raise MXNetError(
-                f"{op.name}: unknown input(s) {unknown or args[len(names):]}; inputs are "
+                f"{op.name}: unknown input(s) {unknown or args[len(names) :]}; inputs are "
                 f"{list(names)}, attributes are {[a for a in op.attrs if a[0] != '_']}"
             )
     extra = hidden_keys(_attribute.current().get(attr))
@@ -85,8 +89,9 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
     inputs = []
     for i, iname in enumerate(names):
         x = args[i] if i < len(args) else given.get(iname)
-        inputs.append(_auto_var(op, name, iname, user_attrs, extra) if x is None
-                      else _as_input(x, op, iname))
+        inputs.append(
+            _auto_var(op, name, iname, user_attrs, extra) if x is None else _as_input(x, op, iname)
+        )
     node = Node(op, name, user_attrs, [s._outputs[0] for s in inputs], static_key, dyn, extra)
     outs = [Symbol([(node, i)]) for i in range(node.visible())]
     if all(s._value is not None for s in inputs):
@@ -127,4 +132,3 @@ def _compute(op, node, inputs, outs):
     res = list(res) if isinstance(res, (tuple, list)) else [res]
     for o, r in zip(outs, res):
         o._value = r
-

@@ -32,7 +32,8 @@ class GraphFunction:
                 continue
             names = node.op.input_names(node.attr_dict(), len(node.inputs))
             aux_slots = tuple(
-                (k, src.name) for k, ((src, _), nm) in enumerate(zip(node.inputs, names))
+                (k, src.name)
+                for k, ((src, _), nm) in enumerate(zip(node.inputs, names))
                 if nm in node.op.aux and src.op is None
             )
             self._plan.append((node, names, aux_slots))
@@ -58,7 +59,7 @@ class GraphFunction:
                     continue
                 ins = [env[(id(src), idx)] for src, idx in node.inputs]
                 outs, updated = run_node(node, ins)
-                for (k, aux_name), value in zip(aux_slots, updated or ()):
+                for (_k, aux_name), value in zip(aux_slots, updated or ()):
                     new_aux[aux_name] = value
                 for i, o in enumerate(outs):
                     env[(id(node), i)] = o

@@ -19,8 +19,7 @@ from ..base import MXNetError
 from ._create import create
 from .symbol import Symbol
 
-__all__ = ["zeros", "ones", "full", "arange", "eye", "maximum", "minimum", "power", "pow",
-           "hypot"]
+__all__ = ["zeros", "ones", "full", "arange", "eye", "maximum", "minimum", "power", "pow", "hypot"]
 
 
 def _dtype(dtype):
@@ -43,15 +42,23 @@ def ones(shape, dtype=None, name=None, attr=None, **kwargs):
 
 def full(shape, val, dtype=None, name=None, attr=None, **kwargs):
     """A symbol filled with ``val`` (``_full``)."""
-    return _make("_full", {"shape": shape, "dtype": _dtype(dtype), "value": val, **kwargs},
-                 name, attr)
+    return _make(
+        "_full", {"shape": shape, "dtype": _dtype(dtype), "value": val, **kwargs}, name, attr
+    )
 
 
-def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None,
-           attr=None):
+def arange(
+    start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None, attr=None
+):
     """Evenly spaced values in ``[start, stop)`` (``_arange``)."""
-    kw = {"start": start, "stop": stop, "step": step, "repeat": repeat,
-          "infer_range": infer_range, "dtype": _dtype(dtype)}
+    kw = {
+        "start": start,
+        "stop": stop,
+        "step": step,
+        "repeat": repeat,
+        "infer_range": infer_range,
+        "dtype": _dtype(dtype),
+    }
     return _make("_arange", kw, name, attr)
 
 
@@ -68,12 +75,13 @@ def _binary(fname, op, scalar_op, rscalar_op, pyfn):
         if ls and isinstance(right, numbers.Number):
             return create(_reg.get(scalar_op), (left,), {"scalar": right}, name=name, attr=attr)
         if rs and isinstance(left, numbers.Number):
-            return create(_reg.get(rscalar_op), (right,), {"scalar": left}, name=name,
-                          attr=attr)
+            return create(_reg.get(rscalar_op), (right,), {"scalar": left}, name=name, attr=attr)
         if isinstance(left, numbers.Number) and isinstance(right, numbers.Number):
             return pyfn(left, right)
-        raise MXNetError(f"{fname}: types ({type(left).__name__}, {type(right).__name__}) "
-                         f"not supported; use Symbols or numbers")
+        raise MXNetError(
+            f"{fname}: types ({type(left).__name__}, {type(right).__name__}) "
+            f"not supported; use Symbols or numbers"
+        )
 
     fn.__name__ = fn.__qualname__ = fname
     fn.__doc__ = f"Element-wise ``{fname}`` of symbols and/or scalars."
@@ -82,7 +90,8 @@ def _binary(fname, op, scalar_op, rscalar_op, pyfn):
 
 maximum = _binary("maximum", "_maximum", "_maximum_scalar", "_maximum_scalar", max)
 minimum = _binary("minimum", "_minimum", "_minimum_scalar", "_minimum_scalar", min)
-power = _binary("power", "_power", "_power_scalar", "_rpower_scalar", lambda a, b: a ** b)
+power = _binary("power", "_power", "_power_scalar", "_rpower_scalar", lambda a, b: a**b)
 pow = power  # noqa: A001  (MXNet's name)
-hypot = _binary("hypot", "_hypot", "_hypot_scalar", "_hypot_scalar",
-                lambda a, b: float(np.hypot(a, b)))
+hypot = _binary(
+    "hypot", "_hypot", "_hypot_scalar", "_hypot_scalar", lambda a, b: float(np.hypot(a, b))
+)

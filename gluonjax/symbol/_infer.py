@@ -88,17 +88,38 @@ def _rule_dtype(op, node, attrs, ref):
 # ops whose ``dtype`` attribute is their output dtype (used when shapes are unknown)
 _DTYPE_OUT = ("Cast", "amp_cast", "one_hot", "Embedding")
 # MXNet keeps these parameters in float32 when the data is float16
-_F32_PARAMS = {n: ("gamma", "beta", "moving_mean", "moving_var")
-               for n in ("BatchNorm", "BatchNorm_v1", "_contrib_SyncBatchNorm")}
+_F32_PARAMS = {
+    n: ("gamma", "beta", "moving_mean", "moving_var")
+    for n in ("BatchNorm", "BatchNorm_v1", "_contrib_SyncBatchNorm")
+}
 
 
 # ops whose inputs all have the output's shape (MXNet infers a missing one from the others)
-_SAME_SHAPE = frozenset((
-    "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_maximum", "_minimum",
-    "_power", "_mod", "_hypot", "_equal", "_not_equal", "_greater", "_greater_equal",
-    "_lesser", "_lesser_equal", "_logical_and", "_logical_or", "_logical_xor", "add_n",
-    "where", "_grad_add",
-))
+_SAME_SHAPE = frozenset(
+    (
+        "elemwise_add",
+        "elemwise_sub",
+        "elemwise_mul",
+        "elemwise_div",
+        "_maximum",
+        "_minimum",
+        "_power",
+        "_mod",
+        "_hypot",
+        "_equal",
+        "_not_equal",
+        "_greater",
+        "_greater_equal",
+        "_lesser",
+        "_lesser_equal",
+        "_logical_and",
+        "_logical_or",
+        "_logical_xor",
+        "add_n",
+        "where",
+        "_grad_add",
+    )
+)
 
 
 def _known(shape):

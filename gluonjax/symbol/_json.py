@@ -31,9 +31,21 @@ NODE_LOADERS: dict = {}
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
 
 # MXNet's integer type flags, as written in a variable's ``__dtype__``.
-DTYPE_CODES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-               6: "int64", 7: "bool", 8: "int16", 9: "uint16", 10: "uint32", 11: "uint64",
-               12: "bfloat16"}
+DTYPE_CODES = {
+    0: "float32",
+    1: "float64",
+    2: "float16",
+    3: "uint8",
+    4: "int32",
+    5: "int8",
+    6: "int64",
+    7: "bool",
+    8: "int16",
+    9: "uint16",
+    10: "uint32",
+    11: "uint64",
+    12: "bfloat16",
+}
 _CODE_OF = {v: k for k, v in DTYPE_CODES.items()}
 
 
@@ -60,8 +72,11 @@ def dtype_from_attr(text):
 # (masks, workspaces, statistics) than the registry op; only ``node_row_ptr``
 # depends on it.
 _MX_NUM_OUTPUTS = {
-    "Dropout": lambda a: 2, "LRN": lambda a: 2, "InstanceNorm": lambda a: 3,
-    "LayerNorm": lambda a: 3, "Pooling": lambda a: 2 if a.get("pool_type") == "max" else 1,
+    "Dropout": lambda a: 2,
+    "LRN": lambda a: 2,
+    "InstanceNorm": lambda a: 3,
+    "LayerNorm": lambda a: 3,
+    "Pooling": lambda a: 2 if a.get("pool_type") == "max" else 1,
 }
 
 
@@ -174,4 +189,3 @@ def load(fname):
         return load_json(data)
     except FileFormatError as err:
         raise FileFormatError(f"{os.fspath(fname)}: {err}") from None
-

@@ -67,21 +67,36 @@ def _node_attrs(raw, i):
 
 
 def _entry(value, i, raw, what, n_nodes, nodes):
-    if (not isinstance(value, list) or len(value) not in (2, 3)
-            or not all(_is_int(x) for x in value)):
-        raise _fail(f"{what} must be [node_id, output_index(, version)], got "
-                    f"{json.dumps(value)}", i, raw)
+    if (
+        not isinstance(value, list)
+        or len(value) not in (2, 3)
+        or not all(_is_int(x) for x in value)
+    ):
+        raise _fail(
+            f"{what} must be [node_id, output_index(, version)], got {json.dumps(value)}", i, raw
+        )
     src, idx = value[0], value[1]
     if src < 0 or src >= n_nodes:
-        raise _fail(f"{what} refers to node {src}, which does not exist "
-                    f"(the file has {n_nodes} nodes)", i, raw)
+        raise _fail(
+            f"{what} refers to node {src}, which does not exist (the file has {n_nodes} nodes)",
+            i,
+            raw,
+        )
     if src >= len(nodes):
-        raise _fail(f"{what} refers to node {src}, which comes after it: inputs must "
-                    f"come first (a cycle or a misordered file)", i, raw)
+        raise _fail(
+            f"{what} refers to node {src}, which comes after it: inputs must "
+            f"come first (a cycle or a misordered file)",
+            i,
+            raw,
+        )
     node = nodes[src]
     if not 0 <= idx < node.num_outputs:
-        raise _fail(f"{what} asks for output {idx} of node {src} ({node.name!r}), which "
-                    f"has {node.num_outputs} output(s)", i, raw)
+        raise _fail(
+            f"{what} asks for output {idx} of node {src} ({node.name!r}), which "
+            f"has {node.num_outputs} output(s)",
+            i,
+            raw,
+        )
     return node, idx
 
 
@@ -112,16 +127,24 @@ def _op_node(raw, i, opname, attrs, inputs):
     keep = _PASSTHROUGH.get("*_scalar" if op.name.endswith("_scalar") else op.name, ())
     bad = [k for k in extra if not (k.startswith("__") and k.endswith("__")) and k not in keep]
     if bad:
-        raise _fail(f"operator {op.name} has no attribute(s) {bad}; it takes "
-                    f"{[a for a in op.attrs if not a.startswith('_')]}", i, raw)
+        raise _fail(
+            f"operator {op.name} has no attribute(s) {bad}; it takes "
+            f"{[a for a in op.attrs if not a.startswith('_')]}",
+            i,
+            raw,
+        )
     try:
         static_key, dyn = op.parse_attrs(op_attrs)
     except MXNetError as err:
         raise _fail(f"bad attribute value: {err}", i, raw) from None
     names = op.input_names(op.attr_dict(static_key, dyn), len(inputs) if op.variadic else None)
     if len(names) != len(inputs):
-        raise _fail(f"operator {op.name} with these attributes takes {len(names)} input(s) "
-                    f"{list(names)}, the node has {len(inputs)}", i, raw)
+        raise _fail(
+            f"operator {op.name} with these attributes takes {len(names)} input(s) "
+            f"{list(names)}, the node has {len(inputs)}",
+            i,
+            raw,
+        )
     try:
         return Node(op, raw["name"], op_attrs, inputs, static_key, dyn, extra)
     except MXNetError as err:
@@ -130,11 +153,22 @@ def _op_node(raw, i, opname, attrs, inputs):
 
 # MXNet attributes that do not change what the registry op computes on float
 # data; they are kept (and written back) as node metadata.
-_PASSTHROUGH = {"*_scalar": ("is_int",),
-                "MakeLoss": ("grad_scale", "valid_thresh", "normalization")}
+_PASSTHROUGH = {
+    "*_scalar": ("is_int",),
+    "MakeLoss": ("grad_scale", "valid_thresh", "normalization"),
+}
 
-_NODE_KEYS = {"op", "name", "attrs", "attr", "param", "inputs", "backward_source_id",
-              "control_deps", "subgraphs"}
+_NODE_KEYS = {
+    "op",
+    "name",
+    "attrs",
+    "attr",
+    "param",
+    "inputs",
+    "backward_source_id",
+    "control_deps",
+    "subgraphs",
+}
 
 
 def from_dict(graph):
@@ -173,10 +207,14 @@ def from_dict(graph):
         attrs = _node_attrs(raw, i)
         raw_inputs = raw.get("inputs", [] if raw["op"] == "null" else None)
         if not isinstance(raw_inputs, list):
-            raise _fail("'inputs' must be a list" if raw_inputs is not None
-                        else "missing field 'inputs'", i, raw)
-        inputs = [_entry(e, i, raw, f"input {k}", len(raw_nodes), nodes)
-                  for k, e in enumerate(raw_inputs)]
+            raise _fail(
+                "'inputs' must be a list" if raw_inputs is not None else "missing field 'inputs'",
+                i,
+                raw,
+            )
+        inputs = [
+            _entry(e, i, raw, f"input {k}", len(raw_nodes), nodes) for k, e in enumerate(raw_inputs)
+        ]
         if raw["op"] == "null":
             if inputs:
                 raise _fail("a variable ('null' op) cannot have inputs", i, raw)
@@ -195,8 +233,9 @@ def from_dict(graph):
         if not 0 <= a < len(nodes) or nodes[a].op is not None:
             raise _fail(f"arg_nodes entry {a} is not a variable node")
     row_ptr = graph.get("node_row_ptr")
-    if row_ptr is not None and (not isinstance(row_ptr, list)
-                                or not all(_is_int(r) for r in row_ptr)):
+    if row_ptr is not None and (
+        not isinstance(row_ptr, list) or not all(_is_int(r) for r in row_ptr)
+    ):
         raise _fail("'node_row_ptr' must be a list of integers")
     attrs = graph.get("attrs", {})
     if not isinstance(attrs, dict):
@@ -208,5 +247,3 @@ def from_dict(graph):
             raise _fail(f"head {k} asks for hidden output {idx} of node {node.name!r}")
         outs.append((node, idx))
     return Symbol(outs)
-
-

@@ -26,8 +26,9 @@ def _binary(elem, bcast, scalar, rscalar=None):
         if not isinstance(other, Symbol):
             if self._value is None:
                 return NotImplemented
-            other = Symbol(_as_input(other, elem_op, "rhs")._outputs,
-                           value=getattr(other, "_data", other))
+            other = Symbol(
+                _as_input(other, elem_op, "rhs")._outputs, value=getattr(other, "_data", other)
+            )
         op, h = pick(self, other)
         return create(op, (self, other), {}, hint=h)
 

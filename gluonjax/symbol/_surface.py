@@ -15,8 +15,18 @@ from ..base import AttrError, MXNetError
 from ._json import HIDDEN_KEYS, to_dict
 from ._node import topo
 
-__all__ = ["node_attrs", "attr", "list_attr", "attr_dict", "set_attr", "debug_str",
-           "get_children", "SymbolIndexError", "SymbolValueError", "SymbolAttributeError"]
+__all__ = [
+    "node_attrs",
+    "attr",
+    "list_attr",
+    "attr_dict",
+    "set_attr",
+    "debug_str",
+    "get_children",
+    "SymbolIndexError",
+    "SymbolValueError",
+    "SymbolAttributeError",
+]
 
 
 class SymbolIndexError(MXNetError, IndexError):
@@ -58,8 +68,11 @@ def attr(sym, key):
 def list_attr(sym, recursive=False):
     """Attributes of the first output's node."""
     if recursive:
-        warnings.warn("Symbol.list_attr with recursive=True has been deprecated; use "
-                      "attr_dict instead", DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            "Symbol.list_attr with recursive=True has been deprecated; use attr_dict instead",
+            DeprecationWarning,
+            stacklevel=3,
+        )
     return node_attrs(sym._outputs[0][0])
 
 

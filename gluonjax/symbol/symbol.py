@@ -63,14 +63,18 @@ class Symbol:
             names = self.list_outputs()
             if index not in names:
                 raise _surface.SymbolValueError(
-                    f"Cannot find output that matches name {index!r}; outputs are {names}")
+                    f"Cannot find output that matches name {index!r}; outputs are {names}"
+                )
             index = names.index(index)
-        if isinstance(index, int) and len(self._outputs) > 1 or (
-            isinstance(index, int) and self._value is None
+        if (
+            isinstance(index, int)
+            and len(self._outputs) > 1
+            or (isinstance(index, int) and self._value is None)
         ):
             if not -len(self._outputs) <= index < len(self._outputs):
                 raise _surface.SymbolIndexError(
-                    f"output index {index} out of range ({len(self._outputs)} outputs)")
+                    f"output index {index} out of range ({len(self._outputs)} outputs)"
+                )
             value = self._value[index] if isinstance(self._value, list) else None
             return Symbol([self._outputs[index]], value=value)
         from . import _ops_bridge
@@ -169,7 +173,8 @@ class Symbol:
         if self._value is None:
             raise _surface.SymbolAttributeError(
                 f"'Symbol' object has no attribute 'dtype': {self!r} is declarative; use "
-                f"infer_type()")
+                f"infer_type()"
+            )
         return np.dtype(self._value.dtype)
 
     @property
@@ -242,9 +247,24 @@ class Symbol:
 
 # MXNet's Symbol operators call the legacy CamelCase internals (``_PlusScalar``),
 # whose lower-cased names are the auto-name hints of scalar arithmetic.
-_CAMEL_HINTS = {f"_{n}_scalar": f"_{n}scalar" for n in (
-    "plus", "minus", "rminus", "mul", "div", "rdiv", "mod", "rmod", "power", "rpower",
-    "maximum", "minimum", "hypot")}
+_CAMEL_HINTS = {
+    f"_{n}_scalar": f"_{n}scalar"
+    for n in (
+        "plus",
+        "minus",
+        "rminus",
+        "mul",
+        "div",
+        "rdiv",
+        "mod",
+        "rmod",
+        "power",
+        "rpower",
+        "maximum",
+        "minimum",
+        "hypot",
+    )
+}
 
 
 def hint_of(opname):
@@ -253,8 +273,17 @@ def hint_of(opname):
     return _CAMEL_HINTS.get(opname, opname.lower())
 
 
-def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
-        stype=None, **kwargs):
+def var(
+    name,
+    attr=None,
+    shape=None,
+    lr_mult=None,
+    wd_mult=None,
+    dtype=None,
+    init=None,
+    stype=None,
+    **kwargs,
+):
     """A variable (a named input of the graph).
 
     Parameters

@@ -188,5 +188,7 @@ def test_two_inputs_two_outputs(tmp_path):
         np.testing.assert_allclose(o2, xn + y, rtol=1e-6)
     symbol = _json.load(str(tmp_path / "two-symbol.json"))
     # nodes keep the names the hybridized trace gave them, as MXNet's export does
-    assert symbol.list_outputs() == [f"{net.prefix}dense0_fwd_output",
-                                     f"{net.prefix}broadcast_add0_output"]
+    assert symbol.list_outputs() == [
+        f"{net.prefix}dense0_fwd_output",
+        f"{net.prefix}broadcast_add0_output",
+    ]

@@ -40,7 +40,7 @@ def cases(families):
 def arrays(record):
     """{suffix: array} of one case (``x``, ``y``, ``head``, ``xgrad``, ``p.<name>``...)."""
     pre = record["id"] + "."
-    return {k[len(pre):]: v for k, v in _npz(record["file"]).items() if k.startswith(pre)}
+    return {k[len(pre) :]: v for k, v in _npz(record["file"]).items() if k.startswith(pre)}
 
 
 def build(record):
@@ -63,7 +63,7 @@ def check_repr_and_params(record):
     for name, p in params.items():
         want = record["params"][name]
         assert tuple(p.shape) == tuple(want["shape"])
-        assert p.name == layer.prefix + want["name"][len(record["prefix"]):]
+        assert p.name == layer.prefix + want["name"][len(record["prefix"]) :]
 
 
 def check_values(record, hybridize, xgrad=True):
@@ -86,5 +86,6 @@ def check_values(record, hybridize, xgrad=True):
     if xgrad:
         np.testing.assert_allclose(x.grad.asnumpy(), data["xgrad"], rtol=RTOL, atol=ATOL)
     for name, p in params.items():
-        np.testing.assert_allclose(p.grad().asnumpy(), data["g." + name], rtol=RTOL, atol=ATOL,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            p.grad().asnumpy(), data["g." + name], rtol=RTOL, atol=ATOL, err_msg=name
+        )

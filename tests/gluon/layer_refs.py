@@ -13,12 +13,15 @@ def np_conv(x, w, b, stride, pad, dilate, groups):
     cg, fg = x.shape[1] // groups, f // groups
     axes = list(range(1, n + 2))
     for idx in np.ndindex(*osz):
-        sl = tuple(slice(idx[i] * stride[i], idx[i] * stride[i] + dilate[i] * (k[i] - 1) + 1,
-                         dilate[i]) for i in range(n))
+        sl = tuple(
+            slice(idx[i] * stride[i], idx[i] * stride[i] + dilate[i] * (k[i] - 1) + 1, dilate[i])
+            for i in range(n)
+        )
         patch = xp[(slice(None), slice(None)) + sl]
         for g in range(groups):
             out[(slice(None), slice(g * fg, (g + 1) * fg)) + idx] = np.tensordot(
-                patch[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg], (axes, axes))
+                patch[:, g * cg : (g + 1) * cg], w[g * fg : (g + 1) * fg], (axes, axes)
+            )
     return out + (0 if b is None else b.reshape((1, -1) + (1,) * n))
 
 
@@ -27,8 +30,9 @@ def np_deconv(x, w, b, stride, pad, dilate, adj, groups):
     n, (bs, c) = x.ndim - 2, x.shape[:2]
     k, fpg = w.shape[2:], w.shape[1]
     cg = c // groups
-    full = [(x.shape[2 + i] - 1) * stride[i] + dilate[i] * (k[i] - 1) + 1 + adj[i]
-            for i in range(n)]
+    full = [
+        (x.shape[2 + i] - 1) * stride[i] + dilate[i] * (k[i] - 1) + 1 + adj[i] for i in range(n)
+    ]
     out = np.zeros((bs, fpg * groups, *full))
     for idx in np.ndindex(*x.shape[2:]):
         for kk in np.ndindex(*k):
@@ -56,8 +60,9 @@ def np_pool(x, kernel, stride, pad, kind, ceil=False, include_pad=True):
         if kind == "max":
             val = win.max(-1)
         elif include_pad:
-            val = win.sum(-1) / np.prod([min(hi[i], x.shape[2 + i] + pad[i]) - lo[i]
-                                         for i in range(n)])
+            val = win.sum(-1) / np.prod(
+                [min(hi[i], x.shape[2 + i] + pad[i]) - lo[i] for i in range(n)]
+            )
         else:
             val = win.mean(-1)
         out[(slice(None), slice(None)) + idx] = val

@@ -27,23 +27,48 @@ def _sig(z):
 
 # (factory, numpy forward, numpy derivative) on float64 inputs
 REFS = {
-    "leaky0.1": (lambda: nn.LeakyReLU(0.1), lambda x: np.where(x > 0, x, 0.1 * x),
-                 lambda x: np.where(x > 0, 1.0, 0.1)),
-    "leaky0": (lambda: nn.LeakyReLU(0), lambda x: np.maximum(x, 0),
-               lambda x: (x > 0).astype(float)),
-    "elu": (lambda: nn.ELU(), lambda x: np.where(x > 0, x, np.expm1(x)),
-            lambda x: np.where(x > 0, 1.0, np.exp(x))),
-    "elu0.5": (lambda: nn.ELU(0.5), lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)),
-               lambda x: np.where(x > 0, 1.0, 0.5 * np.exp(x))),
-    "selu": (lambda: nn.SELU(), lambda x: LAM * np.where(x > 0, x, ALPHA * np.expm1(x)),
-             lambda x: LAM * np.where(x > 0, 1.0, ALPHA * np.exp(x))),
-    "gelu": (lambda: nn.GELU(), lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
-             lambda x: 0.5 * (1 + _erf(x / math.sqrt(2)))
-             + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)),
-    "swish": (lambda: nn.Swish(), lambda x: x * _sig(x),
-              lambda x: _sig(x) + x * _sig(x) * (1 - _sig(x))),
-    "swish2": (lambda: nn.Swish(2.0), lambda x: x * _sig(2 * x),
-               lambda x: _sig(2 * x) + 2 * x * _sig(2 * x) * (1 - _sig(2 * x))),
+    "leaky0.1": (
+        lambda: nn.LeakyReLU(0.1),
+        lambda x: np.where(x > 0, x, 0.1 * x),
+        lambda x: np.where(x > 0, 1.0, 0.1),
+    ),
+    "leaky0": (
+        lambda: nn.LeakyReLU(0),
+        lambda x: np.maximum(x, 0),
+        lambda x: (x > 0).astype(float),
+    ),
+    "elu": (
+        lambda: nn.ELU(),
+        lambda x: np.where(x > 0, x, np.expm1(x)),
+        lambda x: np.where(x > 0, 1.0, np.exp(x)),
+    ),
+    "elu0.5": (
+        lambda: nn.ELU(0.5),
+        lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)),
+        lambda x: np.where(x > 0, 1.0, 0.5 * np.exp(x)),
+    ),
+    "selu": (
+        lambda: nn.SELU(),
+        lambda x: LAM * np.where(x > 0, x, ALPHA * np.expm1(x)),
+        lambda x: LAM * np.where(x > 0, 1.0, ALPHA * np.exp(x)),
+    ),
+    "gelu": (
+        lambda: nn.GELU(),
+        lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+        lambda x: (
+            0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+        ),
+    ),
+    "swish": (
+        lambda: nn.Swish(),
+        lambda x: x * _sig(x),
+        lambda x: _sig(x) + x * _sig(x) * (1 - _sig(x)),
+    ),
+    "swish2": (
+        lambda: nn.Swish(2.0),
+        lambda x: x * _sig(2 * x),
+        lambda x: _sig(2 * x) + 2 * x * _sig(2 * x) * (1 - _sig(2 * x)),
+    ),
 }
 
 
@@ -97,12 +122,14 @@ def test_prelu_vs_numpy(in_channels, shape, hybridize):
         y = layer(x)
     y.backward(mx.nd.array(head))
     np.testing.assert_allclose(y.asnumpy(), np.where(x64 > 0, x64, a * x64), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(x.grad.asnumpy(), head * np.where(x64 > 0, 1, a), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        x.grad.asnumpy(), head * np.where(x64 > 0, 1, a), rtol=1e-5, atol=1e-6
+    )
     galpha = head * np.where(x64 > 0, 0, x64)
     axes = tuple(i for i in range(len(shape)) if i != 1 or in_channels == 1)
-    np.testing.assert_allclose(layer.alpha.grad().asnumpy(), galpha.sum(axes).reshape(-1),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        layer.alpha.grad().asnumpy(), galpha.sum(axes).reshape(-1), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_prelu_parameters():

@@ -51,16 +51,32 @@ def test_values_and_grads_vs_mxnet(record, hybridize):
 def test_sequential_names_and_repr_vs_mxnet():
     net = nn.HybridSequential(prefix="net_")
     with net.name_scope():
-        net.add(nn.Conv2D(4, 3, activation="relu"), nn.MaxPool2D(),
-                nn.Conv2DTranspose(2, 3, use_bias=False), nn.PReLU(in_channels=2),
-                nn.GlobalAvgPool2D(), nn.Conv1D(3, 1), nn.ELU())
+        net.add(
+            nn.Conv2D(4, 3, activation="relu"),
+            nn.MaxPool2D(),
+            nn.Conv2DTranspose(2, 3, use_bias=False),
+            nn.PReLU(in_channels=2),
+            nn.GlobalAvgPool2D(),
+            nn.Conv1D(3, 1),
+            nn.ELU(),
+        )
     # names, shapes and repr as printed by MXNet 1.9.1 for the same net
     assert list(net.collect_params().keys()) == [
-        "net_conv0_weight", "net_conv0_bias", "net_conv1_weight", "net_prelu0_alpha",
-        "net_conv2_weight", "net_conv2_bias"]
+        "net_conv0_weight",
+        "net_conv0_bias",
+        "net_conv1_weight",
+        "net_prelu0_alpha",
+        "net_conv2_weight",
+        "net_conv2_bias",
+    ]
     assert {k: v.shape for k, v in net._collect_params_with_prefix().items()} == {
-        "0.weight": (4, 0, 3, 3), "0.bias": (4,), "2.weight": (0, 2, 3, 3), "3.alpha": (2,),
-        "5.weight": (3, 0, 1), "5.bias": (3,)}
+        "0.weight": (4, 0, 3, 3),
+        "0.bias": (4,),
+        "2.weight": (0, 2, 3, 3),
+        "3.alpha": (2,),
+        "5.weight": (3, 0, 1),
+        "5.bias": (3,),
+    }
     assert net[0].act.prefix == "net_conv0_relu_"
     assert repr(net) == (
         "HybridSequential(\n"
@@ -72,7 +88,8 @@ def test_sequential_names_and_repr_vs_mxnet():
         "  (4): GlobalAvgPool2D(size=(1, 1), stride=(1, 1), padding=(0, 0), ceil_mode=True, "
         "global_pool=True, pool_type=avg, layout=NCHW)\n"
         "  (5): Conv1D(None -> 3, kernel_size=(1,), stride=(1,))\n"
-        "  (6): ELU(\n  \n  )\n)")
+        "  (6): ELU(\n  \n  )\n)"
+    )
     net.initialize()
     x = rand(1, 3, 8, 8)
     eager = net[:5](mx.nd.array(x)).asnumpy()
@@ -85,20 +102,43 @@ def test_sequential_names_and_repr_vs_mxnet():
 def test_symbol_graph_names_vs_mxnet():
     net = nn.HybridSequential(prefix="net_")
     with net.name_scope():
-        net.add(nn.ReflectionPad2D(1), nn.Conv2D(4, 3, activation="relu"), nn.MaxPool2D(),
-                nn.Conv2DTranspose(2, 3, use_bias=False), nn.PReLU(in_channels=2),
-                nn.GlobalAvgPool2D(), nn.Swish(), nn.ELU(), nn.SELU(), nn.GELU(),
-                nn.LeakyReLU(0.1))
+        net.add(
+            nn.ReflectionPad2D(1),
+            nn.Conv2D(4, 3, activation="relu"),
+            nn.MaxPool2D(),
+            nn.Conv2DTranspose(2, 3, use_bias=False),
+            nn.PReLU(in_channels=2),
+            nn.GlobalAvgPool2D(),
+            nn.Swish(),
+            nn.ELU(),
+            nn.SELU(),
+            nn.GELU(),
+            nn.LeakyReLU(0.1),
+        )
     y = net(mx.sym.var("data"))
     assert y.infer_shape(data=(1, 3, 8, 8))[1] == [(1, 2, 1, 1)]
     # node names as listed by MXNet 1.9.1 for the same net
     assert y.get_internals().list_outputs() == [
-        "data", "net_reflectionpad2d0_pad0_output", "net_conv0_weight", "net_conv0_bias",
-        "net_conv0_fwd_output", "net_conv0_relu_fwd_output", "net_pool0_fwd_output",
-        "net_conv1_weight", "net_conv1_fwd_output", "net_prelu0_alpha", "net_prelu0_fwd_output",
-        "net_pool1_fwd_output", "net_swish0__mulscalar0_output", "net_swish0_fwd_output",
-        "net_swish0__mul0_output", "net_elu0_leakyrelu0_output", "net_selu0_fwd_output",
-        "net_gelu0_fwd_output", "net_leakyrelu0_fwd_output"]
+        "data",
+        "net_reflectionpad2d0_pad0_output",
+        "net_conv0_weight",
+        "net_conv0_bias",
+        "net_conv0_fwd_output",
+        "net_conv0_relu_fwd_output",
+        "net_pool0_fwd_output",
+        "net_conv1_weight",
+        "net_conv1_fwd_output",
+        "net_prelu0_alpha",
+        "net_prelu0_fwd_output",
+        "net_pool1_fwd_output",
+        "net_swish0__mulscalar0_output",
+        "net_swish0_fwd_output",
+        "net_swish0__mul0_output",
+        "net_elu0_leakyrelu0_output",
+        "net_selu0_fwd_output",
+        "net_gelu0_fwd_output",
+        "net_leakyrelu0_fwd_output",
+    ]
 
 
 # ----------------------------------------------------------------------------- NumPy references
@@ -113,8 +153,13 @@ CONV_CASES = [  # (nd, kwargs, input spatial)
 def _conv_args(nd, kw):
     def tup(v):
         return (v,) * nd if isinstance(v, int) else tuple(v)
-    return (tup(kw.get("strides", 1)), tup(kw.get("padding", 0)), tup(kw.get("dilation", 1)),
-            kw.get("groups", 1))
+
+    return (
+        tup(kw.get("strides", 1)),
+        tup(kw.get("padding", 0)),
+        tup(kw.get("dilation", 1)),
+        kw.get("groups", 1),
+    )
 
 
 @pytest.mark.parametrize("channels_last", [False, True], ids=["NC", "NxC"])
@@ -136,8 +181,19 @@ def test_conv_vs_numpy(nd, kw, spatial, channels_last):
 
 DECONV_CASES = [  # (nd, kwargs, input spatial)
     (1, dict(channels=3, kernel_size=3, strides=2, padding=1, output_padding=1), (5,)),
-    (2, dict(channels=4, kernel_size=(3, 2), strides=(2, 3), padding=(1, 0),
-             output_padding=(1, 2), dilation=(2, 1), groups=2), (3, 4)),
+    (
+        2,
+        dict(
+            channels=4,
+            kernel_size=(3, 2),
+            strides=(2, 3),
+            padding=(1, 0),
+            output_padding=(1, 2),
+            dilation=(2, 1),
+            groups=2,
+        ),
+        (3, 4),
+    ),
     (3, dict(channels=2, kernel_size=2, strides=2, use_bias=False), (2, 3, 2)),
 ]
 
@@ -203,11 +259,14 @@ def test_global_pool_vs_numpy(kind, nd, channels_last):
     np.testing.assert_allclose(to_first(y) if channels_last else y, ref, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("padding,widths", [
-    (1, [(0, 0), (0, 0), (1, 1), (1, 1)]),
-    (2, [(0, 0), (0, 0), (2, 2), (2, 2)]),
-    ((0, 0, 0, 0, 1, 2, 3, 0), [(0, 0), (0, 0), (1, 2), (3, 0)]),
-])
+@pytest.mark.parametrize(
+    "padding,widths",
+    [
+        (1, [(0, 0), (0, 0), (1, 1), (1, 1)]),
+        (2, [(0, 0), (0, 0), (2, 2), (2, 2)]),
+        ((0, 0, 0, 0, 1, 2, 3, 0), [(0, 0), (0, 0), (1, 2), (3, 0)]),
+    ],
+)
 def test_reflection_pad_vs_numpy(padding, widths):
     x = rand(2, 3, 4, 5)
     layer = nn.ReflectionPad2D(padding)
@@ -229,13 +288,19 @@ def _deconv_size(x, k, s, p, d, a):
 SHAPE_CASES = [
     (lambda: nn.Conv1D(5, 3), (2, 3, 10), (2, 5, _conv_size(10, 3, 1, 0, 1))),
     (lambda: nn.Conv1D(6, 4, 3, 2, 2, groups=3), (1, 3, 11), (1, 6, _conv_size(11, 4, 3, 2, 2))),
-    (lambda: nn.Conv2D(2, (3, 1), (2, 1), (0, 1)), (2, 3, 9, 4),
-     (2, 2, _conv_size(9, 3, 2, 0, 1), _conv_size(4, 1, 1, 1, 1))),
+    (
+        lambda: nn.Conv2D(2, (3, 1), (2, 1), (0, 1)),
+        (2, 3, 9, 4),
+        (2, 2, _conv_size(9, 3, 2, 0, 1), _conv_size(4, 1, 1, 1, 1)),
+    ),
     (lambda: nn.Conv2D(2, 3, layout="NHWC"), (1, 6, 7, 3), (1, 4, 5, 2)),
     (lambda: nn.Conv3D(2, 2, 2), (1, 1, 5, 6, 7), (1, 2, 2, 3, 3)),
     (lambda: nn.Conv1DTranspose(3, 4, 3, 1, 2), (2, 2, 5), (2, 3, _deconv_size(5, 4, 3, 1, 1, 2))),
-    (lambda: nn.Conv2DTranspose(2, 3, 2, 1, 1), (1, 4, 3, 5),
-     (1, 2, _deconv_size(3, 3, 2, 1, 1, 1), _deconv_size(5, 3, 2, 1, 1, 1))),
+    (
+        lambda: nn.Conv2DTranspose(2, 3, 2, 1, 1),
+        (1, 4, 3, 5),
+        (1, 2, _deconv_size(3, 3, 2, 1, 1, 1), _deconv_size(5, 3, 2, 1, 1, 1)),
+    ),
     (lambda: nn.Conv3DTranspose(2, 2, 2, layout="NDHWC"), (1, 2, 3, 4, 3), (1, 4, 6, 8, 2)),
     (lambda: nn.MaxPool1D(3, 2, ceil_mode=True), (1, 2, 8), (1, 2, 4)),
     (lambda: nn.MaxPool2D(3, 2, 1), (1, 2, 7, 8), (1, 2, 4, 4)),
@@ -253,14 +318,22 @@ def test_output_shapes(make, shape, expected):
     assert run(make(), rand(*shape)).shape == expected
 
 
-@pytest.mark.parametrize("make,xshape,before,after", [
-    (lambda: nn.Conv2D(4, 3), (1, 6, 5, 5), (4, 0, 3, 3), (4, 6, 3, 3)),
-    (lambda: nn.Conv2D(4, 3, groups=2), (1, 6, 5, 5), (4, 0, 3, 3), (4, 3, 3, 3)),
-    (lambda: nn.Conv2D(4, 3, layout="NHWC"), (1, 5, 5, 6), (4, 3, 3, 0), (4, 3, 3, 6)),
-    (lambda: nn.Conv1DTranspose(4, 3), (1, 6, 5), (0, 4, 3), (6, 4, 3)),
-    (lambda: nn.Conv2DTranspose(4, 3, groups=2), (1, 6, 5, 5), (0, 2, 3, 3), (6, 2, 3, 3)),
-    (lambda: nn.Conv3D(2, 1, layout="NDHWC"), (1, 2, 2, 2, 5), (2, 1, 1, 1, 0), (2, 1, 1, 1, 5)),
-])
+@pytest.mark.parametrize(
+    "make,xshape,before,after",
+    [
+        (lambda: nn.Conv2D(4, 3), (1, 6, 5, 5), (4, 0, 3, 3), (4, 6, 3, 3)),
+        (lambda: nn.Conv2D(4, 3, groups=2), (1, 6, 5, 5), (4, 0, 3, 3), (4, 3, 3, 3)),
+        (lambda: nn.Conv2D(4, 3, layout="NHWC"), (1, 5, 5, 6), (4, 3, 3, 0), (4, 3, 3, 6)),
+        (lambda: nn.Conv1DTranspose(4, 3), (1, 6, 5), (0, 4, 3), (6, 4, 3)),
+        (lambda: nn.Conv2DTranspose(4, 3, groups=2), (1, 6, 5, 5), (0, 2, 3, 3), (6, 2, 3, 3)),
+        (
+            lambda: nn.Conv3D(2, 1, layout="NDHWC"),
+            (1, 2, 2, 2, 5),
+            (2, 1, 1, 1, 0),
+            (2, 1, 1, 1, 5),
+        ),
+    ],
+)
 def test_deferred_in_channels(make, xshape, before, after):
     layer = make()
     assert layer.weight.shape == before
@@ -283,14 +356,21 @@ def test_explicit_in_channels():
     assert t.weight.shape == (6, 3, 3, 4)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: nn.Conv1D(2, (3, 3)), lambda: nn.Conv1D(2, 3, layout="NWC"),
-    lambda: nn.Conv2D(2, 3, layout="NCW"), lambda: nn.Conv3D(2, 3, strides=(1, 1)),
-    lambda: nn.Conv2DTranspose(2, 3, strides=2, output_padding=2),
-    lambda: nn.MaxPool2D((2, 2, 2)), lambda: nn.MaxPool1D(layout="NCHW"),
-    lambda: nn.AvgPool3D(layout="NHWC"), lambda: nn.GlobalAvgPool2D(layout="NWC"),
-    lambda: nn.ReflectionPad2D((1, 2, 3, 4)),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nn.Conv1D(2, (3, 3)),
+        lambda: nn.Conv1D(2, 3, layout="NWC"),
+        lambda: nn.Conv2D(2, 3, layout="NCW"),
+        lambda: nn.Conv3D(2, 3, strides=(1, 1)),
+        lambda: nn.Conv2DTranspose(2, 3, strides=2, output_padding=2),
+        lambda: nn.MaxPool2D((2, 2, 2)),
+        lambda: nn.MaxPool1D(layout="NCHW"),
+        lambda: nn.AvgPool3D(layout="NHWC"),
+        lambda: nn.GlobalAvgPool2D(layout="NWC"),
+        lambda: nn.ReflectionPad2D((1, 2, 3, 4)),
+    ],
+)
 def test_bad_arguments(make):
     with pytest.raises(MXNetError):
         make()

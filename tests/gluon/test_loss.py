@@ -26,8 +26,10 @@ def _run(case, hybridize):
     if hybridize:
         block.hybridize()
     cid = case["id"]
-    ins = [None if shape is None else mx.nd.array(_DATA[f"{cid}.in{i}"])
-           for i, shape in enumerate(case["inputs"])]
+    ins = [
+        None if shape is None else mx.nd.array(_DATA[f"{cid}.in{i}"])
+        for i, shape in enumerate(case["inputs"])
+    ]
     for i in case["grads"]:
         ins[i].attach_grad()
     with mx.autograd.record():
@@ -46,8 +48,13 @@ def test_loss_matches_mxnet(case, hybridize):
     assert out.shape == want.shape
     np.testing.assert_allclose(out.asnumpy(), want, rtol=RTOL, atol=ATOL)
     for i in case["grads"]:
-        np.testing.assert_allclose(ins[i].grad.asnumpy(), _DATA[f"{cid}.grad{i}"],
-                                   rtol=RTOL, atol=ATOL, err_msg=f"gradient of input {i}")
+        np.testing.assert_allclose(
+            ins[i].grad.asnumpy(),
+            _DATA[f"{cid}.grad{i}"],
+            rtol=RTOL,
+            atol=ATOL,
+            err_msg=f"gradient of input {i}",
+        )
 
 
 # ----------------------------------------------------------------------------- NumPy references
@@ -117,7 +124,7 @@ def test_ctc_bruteforce(label):
     r = np.random.RandomState(3)
     logits = r.randn(4, 3).astype(np.float32)
     padded = np.full((1, 2), -1.0, np.float32)
-    padded[0, :len(label)] = label
+    padded[0, : len(label)] = label
     out = mx.gluon.loss.CTCLoss()(mx.nd.array(logits[None]), mx.nd.array(padded))
     np.testing.assert_allclose(out.asnumpy(), [_ctc_numpy(logits, label)], rtol=1e-4)
 

@@ -29,10 +29,12 @@ def _graph():
 def _values():
     r = np.random.RandomState(11)
     return {
-        "fc1_weight": r.randn(5, 4).astype(np.float32), "fc1_bias": r.randn(5).astype(np.float32),
+        "fc1_weight": r.randn(5, 4).astype(np.float32),
+        "fc1_bias": r.randn(5).astype(np.float32),
         "bn_gamma": (1 + 0.3 * r.randn(5)).astype(np.float32),
         "bn_beta": r.randn(5).astype(np.float32) * 0.2,
-        "fc2_weight": r.randn(3, 5).astype(np.float32), "fc2_bias": r.randn(3).astype(np.float32),
+        "fc2_weight": r.randn(3, 5).astype(np.float32),
+        "fc2_bias": r.randn(3).astype(np.float32),
         "bn_moving_mean": r.randn(5).astype(np.float32) * 0.1,
         "bn_moving_var": (1 + r.rand(5)).astype(np.float32),
     }
@@ -67,8 +69,16 @@ def test_parameters_names_and_grad_req():
     net = mx.gluon.SymbolBlock(out, data)
     params = net.collect_params()
     # arguments first (graph order), then auxiliary states, named after their variables
-    assert list(params.keys()) == ["fc1_weight", "fc1_bias", "bn_gamma", "bn_beta", "fc2_weight",
-                                   "fc2_bias", "bn_moving_mean", "bn_moving_var"]
+    assert list(params.keys()) == [
+        "fc1_weight",
+        "fc1_bias",
+        "bn_gamma",
+        "bn_beta",
+        "fc2_weight",
+        "fc2_bias",
+        "bn_moving_mean",
+        "bn_moving_var",
+    ]
     assert params["bn_moving_mean"].grad_req == "null"
     assert params["bn_moving_var"].grad_req == "null"
     assert params["fc1_weight"].grad_req == "write"
@@ -93,8 +103,9 @@ def test_forward_predict(hybrid):
     np.testing.assert_allclose(net(nd.array(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
     # a second call (cached graph) and a new batch size
     x2 = RNG.randn(2, 4).astype(np.float32)
-    np.testing.assert_allclose(net(nd.array(x2)).asnumpy(), _np_forward(_values(), x2)[0],
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        net(nd.array(x2)).asnumpy(), _np_forward(_values(), x2)[0], rtol=1e-5, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("hybrid", [False, True])
@@ -107,10 +118,18 @@ def test_training_mode_updates_running_stats(hybrid):
         y = net(nd.array(x))
     np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-4, atol=1e-4)
     p = net.collect_params()
-    np.testing.assert_allclose(p["bn_moving_mean"].data().asnumpy(),
-                               0.9 * v["bn_moving_mean"] + 0.1 * mean, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(p["bn_moving_var"].data().asnumpy(),
-                               0.9 * v["bn_moving_var"] + 0.1 * var, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        p["bn_moving_mean"].data().asnumpy(),
+        0.9 * v["bn_moving_mean"] + 0.1 * mean,
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(
+        p["bn_moving_var"].data().asnumpy(),
+        0.9 * v["bn_moving_var"] + 0.1 * var,
+        rtol=1e-5,
+        atol=1e-6,
+    )
     # predict mode leaves them alone
     before = p["bn_moving_mean"].data().asnumpy().copy()
     net(nd.array(x))
@@ -142,8 +161,9 @@ def test_gradients_and_trainer_step(hybrid):
     trainer = mx.gluon.Trainer(p, "sgd", {"learning_rate": 0.5})
     g = p["fc2_weight"].grad().asnumpy().copy()
     trainer.step(1)
-    np.testing.assert_allclose(p["fc2_weight"].data().asnumpy(), v["fc2_weight"] - 0.5 * g,
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        p["fc2_weight"].data().asnumpy(), v["fc2_weight"] - 0.5 * g, rtol=1e-5, atol=1e-5
+    )
     assert p["bn_moving_var"].grad_req == "null"
 
 
@@ -192,8 +212,15 @@ def test_call_on_symbol_composes():
     net = _block()
     e = mx.sym.var("e")
     out = net(mx.sym.relu(e, name="pre"))
-    assert out.list_arguments() == ["e", "fc1_weight", "fc1_bias", "bn_gamma", "bn_beta",
-                                    "fc2_weight", "fc2_bias"]
+    assert out.list_arguments() == [
+        "e",
+        "fc1_weight",
+        "fc1_bias",
+        "bn_gamma",
+        "bn_beta",
+        "fc2_weight",
+        "fc2_bias",
+    ]
     assert out.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
     from gluonjax.symbol._eval import graph_function
 
@@ -203,8 +230,9 @@ def test_call_on_symbol_composes():
     args["e"] = x
     aux = {k: vals[k] for k in out.list_auxiliary_states()}
     got = graph_function(out)(args, aux)[0][0]
-    np.testing.assert_allclose(np.asarray(got), _np_forward(_values(), np.maximum(x, 0))[0],
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(got), _np_forward(_values(), np.maximum(x, 0))[0], rtol=1e-5, atol=1e-5
+    )
     # the original graph is unchanged
     assert net._graph.list_arguments()[0] == "data"
 
@@ -231,8 +259,12 @@ def test_inside_hybrid_blocks(hybrid):
     with mx.autograd.record():  # training mode through the parent's trace updates the stats
         seq(nd.array(x))
     _, _, mean, _ = _np_forward(_values(), 2 * x, training=True)
-    np.testing.assert_allclose(inner.collect_params()["bn_moving_mean"].data().asnumpy(),
-                               0.9 * _values()["bn_moving_mean"] + 0.1 * mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        inner.collect_params()["bn_moving_mean"].data().asnumpy(),
+        0.9 * _values()["bn_moving_mean"] + 0.1 * mean,
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_shared_params():
@@ -266,8 +298,9 @@ def test_save_load_parameters_roundtrip(tmp_path):
     net2 = mx.gluon.SymbolBlock(out, data)
     net2.load_parameters(f)
     x = RNG.randn(2, 4).astype(np.float32)
-    np.testing.assert_allclose(net2(nd.array(x)).asnumpy(), _np_forward(_values(), x)[0],
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        net2(nd.array(x)).asnumpy(), _np_forward(_values(), x)[0], rtol=1e-5, atol=1e-5
+    )
 
 
 def _write_model(tmp_path, arrays):
@@ -283,13 +316,15 @@ def test_imports_arg_aux_keys(tmp_path):
     v = _values()
     aux = ("bn_moving_mean", "bn_moving_var")
     sym_file, param_file = _write_model(
-        tmp_path, {("aux:" if k in aux else "arg:") + k: a for k, a in v.items()})
+        tmp_path, {("aux:" if k in aux else "arg:") + k: a for k, a in v.items()}
+    )
     for hybrid in (False, True):
         net = mx.gluon.SymbolBlock.imports(sym_file, ["data"], param_file)
         net.hybridize(hybrid)
         x = RNG.randn(3, 4).astype(np.float32)
-        np.testing.assert_allclose(net(nd.array(x)).asnumpy(), _np_forward(v, x)[0],
-                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            net(nd.array(x)).asnumpy(), _np_forward(v, x)[0], rtol=1e-5, atol=1e-5
+        )
 
 
 def test_imports_missing_and_extra(tmp_path):
@@ -301,8 +336,9 @@ def test_imports_missing_and_extra(tmp_path):
     assert "stray" in str(err.value)
     with pytest.raises(ParameterMismatchError, match="stray"):
         mx.gluon.SymbolBlock.imports(sym_file, "data", param_file, allow_missing=True)
-    net = mx.gluon.SymbolBlock.imports(sym_file, "data", param_file, allow_missing=True,
-                                       ignore_extra=True)
+    net = mx.gluon.SymbolBlock.imports(
+        sym_file, "data", param_file, allow_missing=True, ignore_extra=True
+    )
     assert net.collect_params()["fc2_bias"]._data is None
     with pytest.raises(MXNetError, match="not been initialized"):
         net(nd.ones((2, 4)))
@@ -322,10 +358,12 @@ def test_export_then_imports(tmp_path):
     x = RNG.randn(3, 4).astype(np.float32)
     net(nd.array(x))
     net.export(str(tmp_path / "again"), example_inputs=[nd.array(x)], stablehlo=False)
-    net2 = mx.gluon.SymbolBlock.imports(str(tmp_path / "again-symbol.json"), ["data"],
-                                        str(tmp_path / "again-0000.params"))
-    np.testing.assert_allclose(net2(nd.array(x)).asnumpy(), _np_forward(_values(), x)[0],
-                               rtol=1e-5, atol=1e-5)
+    net2 = mx.gluon.SymbolBlock.imports(
+        str(tmp_path / "again-symbol.json"), ["data"], str(tmp_path / "again-0000.params")
+    )
+    np.testing.assert_allclose(
+        net2(nd.array(x)).asnumpy(), _np_forward(_values(), x)[0], rtol=1e-5, atol=1e-5
+    )
 
 
 def test_cast_float16_keeps_batchnorm_float32():

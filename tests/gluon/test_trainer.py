@@ -38,7 +38,7 @@ def _train(mode, epochs=15, opt="sgd", params=None):
     fused = tr.compile_step(net, loss_fn) if mode == "fused" else None
     for _ in range(epochs):
         for i in range(0, len(X), 32):
-            x, y = nd.array(X[i:i + 32]), nd.array(Y[i:i + 32])
+            x, y = nd.array(X[i : i + 32]), nd.array(Y[i : i + 32])
             if fused is not None:
                 fused(x, y)
             else:
@@ -115,7 +115,7 @@ def test_save_load_states_resume_exactly(tmp_path):
 
     def run(steps, net, tr):
         for i in steps:
-            x, y = nd.array(X[i * 32:(i + 1) * 32]), nd.array(Y[i * 32:(i + 1) * 32])
+            x, y = nd.array(X[i * 32 : (i + 1) * 32]), nd.array(Y[i * 32 : (i + 1) * 32])
             with autograd.record():
                 loss = loss_fn(net(x), y)
             loss.backward()

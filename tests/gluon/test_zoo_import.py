@@ -17,8 +17,18 @@ import gluonjax as mx
 from gluonjax import nd
 
 ZOO = Path(__file__).resolve().parents[1] / "fixtures" / "zoo"
-FAMILIES = ["resnet1", "resnet2", "mobilenet", "mobilenet2", "squeezenet10", "squeezenet11",
-            "densenet", "inception3", "vgg_bn", "alexnet"]
+FAMILIES = [
+    "resnet1",
+    "resnet2",
+    "mobilenet",
+    "mobilenet2",
+    "squeezenet10",
+    "squeezenet11",
+    "densenet",
+    "inception3",
+    "vgg_bn",
+    "alexnet",
+]
 TOL = dict(rtol=1e-4, atol=1e-4)
 
 
@@ -29,8 +39,9 @@ def io():
 
 
 def _load(name):
-    return mx.gluon.SymbolBlock.imports(str(ZOO / f"{name}-symbol.json"), ["data"],
-                                        str(ZOO / f"{name}-0000.params"))
+    return mx.gluon.SymbolBlock.imports(
+        str(ZOO / f"{name}-symbol.json"), ["data"], str(ZOO / f"{name}-0000.params")
+    )
 
 
 def _x(io, name, key="x"):
@@ -54,12 +65,21 @@ def test_matches_mxnet_eager_and_hybridized(name, io):
 
 # MXNet 1.9.1's BatchNorm backward in predict mode uses batch statistics, so the
 # fixtures differentiate BatchNorm models in training mode (they have no Dropout)
-GRAD_MODE = {"resnet1": "train", "resnet2": "train",
-             "squeezenet11": "predict", "alexnet": "predict"}
+GRAD_MODE = {
+    "resnet1": "train",
+    "resnet2": "train",
+    "squeezenet11": "predict",
+    "alexnet": "predict",
+}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n.startswith("resnet")
-                                  else n for n in sorted(GRAD_MODE)])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n.startswith("resnet") else n
+        for n in sorted(GRAD_MODE)
+    ],
+)
 def test_input_gradient_matches_mxnet(name, io):
     net = _load(name)
     net.hybridize(name != "squeezenet11")  # one eager (per-op tape) check
@@ -87,8 +107,13 @@ def test_training_mode_matches_mxnet(hybrid, io):
     keys = [k for k in io if k.startswith("resnet1.aux.")]
     assert len(keys) == 24
     for k in keys:
-        np.testing.assert_allclose(params[k[len("resnet1.aux."):]].data().asnumpy(), io[k],
-                                   rtol=1e-5, atol=1e-6, err_msg=k)
+        np.testing.assert_allclose(
+            params[k[len("resnet1.aux.") :]].data().asnumpy(),
+            io[k],
+            rtol=1e-5,
+            atol=1e-6,
+            err_msg=k,
+        )
 
 
 @pytest.mark.slow
@@ -107,8 +132,9 @@ def test_trainable(io):
     trainer.step(1)
     assert any(np.abs(g).max() > 0 for g in grads.values())
     for k, g in grads.items():
-        np.testing.assert_allclose(params[k].data().asnumpy(), before[k] - 0.1 * g,
-                                   rtol=1e-5, atol=1e-6, err_msg=k)
+        np.testing.assert_allclose(
+            params[k].data().asnumpy(), before[k] - 0.1 * g, rtol=1e-5, atol=1e-6, err_msg=k
+        )
 
 
 def test_reexport_roundtrip(io, tmp_path):
@@ -117,8 +143,9 @@ def test_reexport_roundtrip(io, tmp_path):
     x = _x(io, "inception3")
     net(x)
     net.export(str(tmp_path / "inc"), example_inputs=[x], stablehlo=False)
-    again = mx.gluon.SymbolBlock.imports(str(tmp_path / "inc-symbol.json"), ["data"],
-                                         str(tmp_path / "inc-0000.params"))
+    again = mx.gluon.SymbolBlock.imports(
+        str(tmp_path / "inc-symbol.json"), ["data"], str(tmp_path / "inc-0000.params")
+    )
     np.testing.assert_allclose(again(x).asnumpy(), io["inception3.y"], **TOL)
 
 
@@ -129,8 +156,18 @@ def test_op_coverage():
             ops.add(node["op"])
             if node["op"] == "Pooling":
                 pools.append(node["attrs"])
-    assert {"Convolution", "BatchNorm", "Activation", "Pooling", "FullyConnected", "Flatten",
-            "Dropout", "Concat", "elemwise_add", "clip"} <= ops
+    assert {
+        "Convolution",
+        "BatchNorm",
+        "Activation",
+        "Pooling",
+        "FullyConnected",
+        "Flatten",
+        "Dropout",
+        "Concat",
+        "elemwise_add",
+        "clip",
+    } <= ops
     assert {p.get("global_pool", "False") for p in pools} == {"True", "False"}
     assert {p.get("pooling_convention", "valid") for p in pools} == {"valid", "full"}
     assert {p["count_include_pad"] for p in pools if "count_include_pad" in p} == {"True", "False"}

@@ -26,8 +26,12 @@ ZOO = Path(__file__).resolve().parents[1] / "fixtures" / "zoo"
 PARAMS = (ZOO / "squeezenet11-0000.params").read_bytes()
 GRAPH_TEXT = (ZOO / "squeezenet11-symbol.json").read_text()
 GRAPH = json.loads(GRAPH_TEXT)
-FUZZ = dict(derandomize=True, database=None, deadline=5000,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = dict(
+    derandomize=True,
+    database=None,
+    deadline=5000,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 def _field_offsets(raw):
@@ -78,20 +82,21 @@ def _apply(raw, muts):
         if kind == "flip" and m[1] < 8 * len(buf):
             buf[m[1] // 8] ^= 1 << (m[1] % 8)
         elif kind == "truncate":
-            del buf[m[1]:]
+            del buf[m[1] :]
         elif kind == "insert":
-            buf[m[1]:m[1]] = m[2]
+            buf[m[1] : m[1]] = m[2]
         elif kind == "delete":
-            del buf[m[1]:m[1] + m[2]]
+            del buf[m[1] : m[1] + m[2]]
         elif kind == "field":
             (pos, width), value = m[1], m[2]
             if pos + width <= len(buf):
-                buf[pos:pos + width] = (value % (1 << (8 * width))).to_bytes(width, "little")
+                buf[pos : pos + width] = (value % (1 << (8 * width))).to_bytes(width, "little")
     return bytes(buf)
 
 
 MUTATED_PARAMS = st.lists(_mutation(len(PARAMS)), min_size=1, max_size=4).map(
-    lambda muts: _apply(PARAMS, muts))
+    lambda muts: _apply(PARAMS, muts)
+)
 
 
 @pytest.fixture(scope="module")
@@ -150,10 +155,16 @@ _TARGET = []
 def _target():
     """The squeezenet graph with its real parameters, restored for every example."""
     if not _TARGET:
-        _TARGET.append(mx.gluon.SymbolBlock.imports(
-            str(ZOO / "squeezenet11-symbol.json"), ["data"], str(ZOO / "squeezenet11-0000.params")))
-        _TARGET.append({k: p.data().asnumpy().copy()
-                        for k, p in _TARGET[0].collect_params().items()})
+        _TARGET.append(
+            mx.gluon.SymbolBlock.imports(
+                str(ZOO / "squeezenet11-symbol.json"),
+                ["data"],
+                str(ZOO / "squeezenet11-0000.params"),
+            )
+        )
+        _TARGET.append(
+            {k: p.data().asnumpy().copy() for k, p in _TARGET[0].collect_params().items()}
+        )
     net, values = _TARGET
     for k, p in net.collect_params().items():
         p.set_data(values[k])
@@ -173,13 +184,38 @@ def _paths(doc, prefix=()):
 
 PATHS = [p for p in _paths(GRAPH) if p]
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-2**70, 2**70), st.sampled_from([-1, 0, 1, 2, 10**9]),
-    st.floats(allow_nan=False), st.text(max_size=12),
-    st.sampled_from(["null", "Convolution", "Concat", "BatchNorm", "(3, 3)", "(-1,)", "[]",
-                     "True", "relu", "1e400", "nan", "-7", "float16", "__proto__"]))
-VALUES = st.recursive(SCALARS, lambda kids: st.one_of(
-    st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=6), kids, max_size=3)),
-    max_leaves=8)
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([-1, 0, 1, 2, 10**9]),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "null",
+            "Convolution",
+            "Concat",
+            "BatchNorm",
+            "(3, 3)",
+            "(-1,)",
+            "[]",
+            "True",
+            "relu",
+            "1e400",
+            "nan",
+            "-7",
+            "float16",
+            "__proto__",
+        ]
+    ),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=6), kids, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def _mutate_doc(doc, path, action, value):
@@ -205,8 +241,7 @@ def mutated_json(draw):
         if not paths:
             break
         path = draw(st.sampled_from(paths))
-        action = draw(st.sampled_from(["delete", "replace", "replace", "duplicate",
-                                       "self_input"]))
+        action = draw(st.sampled_from(["delete", "replace", "replace", "duplicate", "self_input"]))
         _mutate_doc(doc, path, action, draw(VALUES))
     return json.dumps(doc)
 
@@ -232,13 +267,28 @@ def test_load_json_mutated_bytes(muts):
         pass
 
 
-@pytest.mark.parametrize("doc", [
-    [], 1, "x", None, {}, {"nodes": None}, {"nodes": [], "heads": []},
-    {"nodes": [{"op": "null", "name": "a", "inputs": []}], "heads": [[5, 0, 0]],
-     "arg_nodes": [0]},
-    {"nodes": [{"op": "relu", "name": "r", "inputs": [[0, 0, 0]]}], "heads": [[0, 0, 0]],
-     "arg_nodes": []},
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        [],
+        1,
+        "x",
+        None,
+        {},
+        {"nodes": None},
+        {"nodes": [], "heads": []},
+        {
+            "nodes": [{"op": "null", "name": "a", "inputs": []}],
+            "heads": [[5, 0, 0]],
+            "arg_nodes": [0],
+        },
+        {
+            "nodes": [{"op": "relu", "name": "r", "inputs": [[0, 0, 0]]}],
+            "heads": [[0, 0, 0]],
+            "arg_nodes": [],
+        },
+    ],
+)
 def test_load_json_bad_documents(doc):
     with pytest.raises(MXNetError):
         mx.sym.load_json(json.dumps(doc))

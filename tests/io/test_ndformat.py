@@ -18,8 +18,16 @@ from gluonjax.base import FileFormatError, MXNetError
 nd = mx.nd
 MXNET_PY = Path(__file__).resolve().parents[2] / ".venv-mxnet" / "bin" / "python"
 DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool"]
-FLAGS = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-         "int64": 6, "bool": 7}
+FLAGS = {
+    "float32": 0,
+    "float64": 1,
+    "float16": 2,
+    "uint8": 3,
+    "int32": 4,
+    "int8": 5,
+    "int64": 6,
+    "bool": 7,
+}
 
 
 def _values(dtype, shape, seed=0):
@@ -72,7 +80,7 @@ def test_bytes_match_layout(dtype):
 def test_zero_size_and_scalar_use_v3_records():
     a, s = np.ones((2,), np.float32), np.float32(3.0)
     assert write_arrays([a, s]) == _by_hand([a, np.asarray(s)], magic=0xF993FACA)
-    assert write_arrays([a, np.zeros((0, 2), np.int8)])[ARR0:ARR0 + 4] == b"\xca\xfa\x93\xf9"
+    assert write_arrays([a, np.zeros((0, 2), np.int8)])[ARR0 : ARR0 + 4] == b"\xca\xfa\x93\xf9"
 
 
 def test_reads_v1_records():
@@ -119,8 +127,9 @@ def test_save_single_array_and_empty(tmp_path):
     assert nd.load(f) == []
 
 
-@pytest.mark.parametrize("make", [lambda: 5, lambda: [np.ones(2)], lambda: {"a": 1.0},
-                                  lambda: {1: nd.ones((1,))}])
+@pytest.mark.parametrize(
+    "make", [lambda: 5, lambda: [np.ones(2)], lambda: {"a": 1.0}, lambda: {1: nd.ones((1,))}]
+)
 def test_save_rejects_bad_data(tmp_path, make):
     with pytest.raises(MXNetError):
         nd.save(str(tmp_path / "bad.nd"), make())
@@ -133,15 +142,16 @@ def test_write_rejects_unsupported_dtype():
 
 
 # ----------------------------------------------------------------------------- corrupt files
-GOOD = _by_hand([np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2], np.int32)],
-                ["w", "b"])
+GOOD = _by_hand(
+    [np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2], np.int32)], ["w", "b"]
+)
 ARR0 = 24  # first array record
 DATA0 = ARR0 + 12 + 16 + 12  # magic, stype, ndim, 2 dims, ctx, flag
 
 
 def _patch(raw, offset, fmt, value):
     b = bytearray(raw)
-    b[offset:offset + struct.calcsize(fmt)] = struct.pack(fmt, value)
+    b[offset : offset + struct.calcsize(fmt)] = struct.pack(fmt, value)
     return bytes(b)
 
 
@@ -161,8 +171,10 @@ def test_good_file_reads():
     np.testing.assert_array_equal(arrays[0], np.arange(6).reshape(2, 3))
 
 
-@pytest.mark.parametrize("cut", sorted({1, 8, 23, ARR0 + 2, ARR0 + 9, DATA0 - 1, DATA0 + 5,
-                                        len(GOOD) - 9, len(GOOD) - 1}))
+@pytest.mark.parametrize(
+    "cut",
+    sorted({1, 8, 23, ARR0 + 2, ARR0 + 9, DATA0 - 1, DATA0 + 5, len(GOOD) - 9, len(GOOD) - 1}),
+)
 def test_truncated(cut):
     _fails(GOOD[:cut], "truncated")
 
@@ -300,8 +312,9 @@ def mxnet_files(tmp_path_factory):
     (d / "gj_dict.nd").write_bytes(write_arrays(list(ref.values()), list(ref)))
     scalars = {"s": np.float32(2.5), "z": np.zeros((0, 3), np.int32), "v": ref["float16"]}
     (d / "gj_np.nd").write_bytes(write_arrays(list(scalars.values()), list(scalars)))
-    run = subprocess.run([str(MXNET_PY), "-c", MX_SCRIPT, str(d)], capture_output=True,
-                         text=True, timeout=240)
+    run = subprocess.run(
+        [str(MXNET_PY), "-c", MX_SCRIPT, str(d)], capture_output=True, text=True, timeout=240
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return d, ref, scalars
 

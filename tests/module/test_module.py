@@ -41,8 +41,13 @@ def trained_module(num_epoch=6, **fit_kwargs):
     mx.random.seed(0)
     x, y = dataset()
     mod = mx.mod.Module(mlp(), logger=logging.getLogger("test_module"))
-    mod.fit(mx.io.NDArrayIter(x, y, batch_size=32, shuffle=False), num_epoch=num_epoch,
-            optimizer_params={"learning_rate": 0.5}, initializer=mx.init.Xavier(), **fit_kwargs)
+    mod.fit(
+        mx.io.NDArrayIter(x, y, batch_size=32, shuffle=False),
+        num_epoch=num_epoch,
+        optimizer_params={"learning_rate": 0.5},
+        initializer=mx.init.Xavier(),
+        **fit_kwargs,
+    )
     return mod
 
 
@@ -61,7 +66,7 @@ def test_fit_learns_separable_data_and_logs_like_mxnet(caplog):
         assert any(m.startswith(f"Epoch[{e}] Train-accuracy=") for m in msgs)
         assert any(m.startswith(f"Epoch[{e}] Time cost=") for m in msgs)
         assert any(m.startswith(f"Epoch[{e}] Validation-accuracy=") for m in msgs)
-    (name, acc), = mod.score(mx.io.NDArrayIter(xv, yv, batch_size=32), "acc")
+    ((name, acc),) = mod.score(mx.io.NDArrayIter(xv, yv, batch_size=32), "acc")
     assert name == "accuracy"
     # independent check: NumPy forward with the learned parameters
     pred = np_mlp(xv.astype(np.float64), params_np(mod)).argmax(1)
@@ -95,8 +100,9 @@ def test_predict_removes_padding_and_matches_numpy():
     assert one.shape == (32, 2)
     # an array of a new batch size: the module rebinds (reshape) and keeps its parameters
     np.testing.assert_allclose(mod.predict(x[:7]).asnumpy(), ref[:7], rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(mod.predict(mx.nd.array(x[:32])).asnumpy(), ref[:32],
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        mod.predict(mx.nd.array(x[:32])).asnumpy(), ref[:32], rtol=1e-4, atol=1e-5
+    )
 
 
 def test_score_and_update_metric():
@@ -126,8 +132,9 @@ def test_checkpoint_round_trip_gives_identical_outputs(tmp_path):
     np.testing.assert_array_equal(loaded.predict(it).asnumpy(), before)
     sym, args, aux = mx.model.load_checkpoint(prefix, 3)
     assert sorted(args) == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"] and aux == {}
-    np.testing.assert_allclose(np_mlp(x.astype(np.float64), {k: v.asnumpy() for k, v in
-                                                              args.items()}), before, rtol=1e-5)
+    np.testing.assert_allclose(
+        np_mlp(x.astype(np.float64), {k: v.asnumpy() for k, v in args.items()}), before, rtol=1e-5
+    )
     # save_params / load_params into a fresh module
     mod.save_params(str(tmp_path / "p.params"))
     other = mx.mod.Module(mlp())
@@ -145,8 +152,7 @@ def test_optimizer_states_round_trip(tmp_path):
         m = mx.mod.Module(mlp())
         m.bind(data_shapes=[("data", x.shape)], label_shapes=[("softmax_label", y.shape)])
         m.init_params(mx.init.Constant(0.1))
-        m.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1,
-                                                            "momentum": 0.9})
+        m.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
         return m
 
     a = fresh()
@@ -185,8 +191,11 @@ def test_sgd_update_matches_numpy_rule():
 def test_input_grads_and_fixed_params():
     x, y = dataset(6)
     mod = mx.mod.Module(mlp(hidden=5), fixed_param_names=["fc1_weight"])
-    mod.bind(data_shapes=[("data", x.shape)], label_shapes=[("softmax_label", y.shape)],
-             inputs_need_grad=True)
+    mod.bind(
+        data_shapes=[("data", x.shape)],
+        label_shapes=[("softmax_label", y.shape)],
+        inputs_need_grad=True,
+    )
     mod.init_params(mx.init.Xavier())
     mod.init_optimizer(optimizer_params={"learning_rate": 1.0})
     p = params_np(mod)
@@ -195,8 +204,9 @@ def test_input_grads_and_fixed_params():
     h_pre = x @ p["fc1_weight"].T + p["fc1_bias"]
     dz = np_mlp(x.astype(np.float64), p) - np.eye(2)[y.astype(int)]
     dh = (dz @ p["fc2_weight"]) * (h_pre > 0)
-    np.testing.assert_allclose(mod.get_input_grads()[0].asnumpy(), dh @ p["fc1_weight"],
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        mod.get_input_grads()[0].asnumpy(), dh @ p["fc1_weight"], rtol=1e-4, atol=1e-5
+    )
     mod.update()
     p1 = params_np(mod)
     np.testing.assert_array_equal(p1["fc1_weight"], p["fc1_weight"])
@@ -221,10 +231,18 @@ def test_errors():
 # ---------------------------------------------------------------- MXNet-written checkpoint
 def np_bn_mlp(x, p):
     h = x @ p["fc1_weight"].T + p["fc1_bias"]
-    h = (h - p["bn1_moving_mean"]) / np.sqrt(p["bn1_moving_var"] + 1e-3) * p["bn1_gamma"] \
-        + p["bn1_beta"]
-    return np_mlp(np.maximum(h, 0), {"fc1_weight": np.eye(6), "fc1_bias": np.zeros(6),
-                                     "fc2_weight": p["fc2_weight"], "fc2_bias": p["fc2_bias"]})
+    h = (h - p["bn1_moving_mean"]) / np.sqrt(p["bn1_moving_var"] + 1e-3) * p["bn1_gamma"] + p[
+        "bn1_beta"
+    ]
+    return np_mlp(
+        np.maximum(h, 0),
+        {
+            "fc1_weight": np.eye(6),
+            "fc1_bias": np.zeros(6),
+            "fc2_weight": p["fc2_weight"],
+            "fc2_bias": p["fc2_bias"],
+        },
+    )
 
 
 def test_mxnet_checkpoint_loads_and_reproduces_mxnet_outputs():
@@ -235,17 +253,20 @@ def test_mxnet_checkpoint_loads_and_reproduces_mxnet_outputs():
     out = mod.predict(mx.nd.array(ref["x"])).asnumpy()
     np.testing.assert_allclose(out, ref["out"], rtol=1e-5, atol=1e-6)
     # and the NumPy reference agrees with both
-    np.testing.assert_allclose(np_bn_mlp(ref["x"].astype(np.float64), params_np(mod)),
-                               ref["out"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np_bn_mlp(ref["x"].astype(np.float64), params_np(mod)), ref["out"], rtol=1e-5, atol=1e-6
+    )
 
 
 def test_training_steps_match_mxnet_module():
     ref = np.load(FIX / "mlp-io.npz")
     mod = mx.mod.Module.load(str(FIX / "mlp"), 1)
-    mod.bind(data_shapes=[("data", ref["x"].shape)],
-             label_shapes=[("softmax_label", ref["y"].shape)])
-    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1,
-                                                          "momentum": 0.9, "wd": 1e-3})
+    mod.bind(
+        data_shapes=[("data", ref["x"].shape)], label_shapes=[("softmax_label", ref["y"].shape)]
+    )
+    mod.init_optimizer(
+        optimizer="sgd", optimizer_params={"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3}
+    )
     batch = mx.io.DataBatch([mx.nd.array(ref["x"])], [mx.nd.array(ref["y"])])
     for _ in range(2):
         mod.forward_backward(batch)
@@ -269,8 +290,9 @@ def test_forward_accepts_any_batch_object_and_rebinds_for_new_sizes():
         out = mod.get_outputs()[0]
         src = x[:n] if n <= 9 else np.resize(x, (n, 4))
         assert out.shape == (n, 2)
-        np.testing.assert_allclose(out.asnumpy(), np_mlp(src.astype(np.float64), p), rtol=1e-4,
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            out.asnumpy(), np_mlp(src.astype(np.float64), p), rtol=1e-4, atol=1e-5
+        )
     assert mod.data_shapes[0].shape == (3, 4)
     # the parameters are still shared with the originally bound executor
     assert mod._exec.arg_dict["fc1_weight"] is mod._default_exec.arg_dict["fc1_weight"]

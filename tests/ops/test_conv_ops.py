@@ -27,7 +27,9 @@ def np_conv(x, w, b, stride, pad, dilate, groups):
         )
         patch = xp[(slice(None), slice(None)) + sl]
         for g in range(groups):
-            res = np.tensordot(patch[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg], (axes, axes))
+            res = np.tensordot(
+                patch[:, g * cg : (g + 1) * cg], w[g * fg : (g + 1) * fg], (axes, axes)
+            )
             out[(slice(None), slice(g * fg, (g + 1) * fg)) + idx] = res
     if b is not None:
         out += b.reshape((1, -1) + (1,) * nd_)
@@ -40,8 +42,9 @@ def np_deconv(x, w, b, stride, pad, dilate, adj, groups):
     n, c = x.shape[:2]
     fg, k = w.shape[1], w.shape[2:]
     cg = c // groups
-    full = [(x.shape[2 + i] - 1) * stride[i] + dilate[i] * (k[i] - 1) + 1 + adj[i]
-            for i in range(nd_)]
+    full = [
+        (x.shape[2 + i] - 1) * stride[i] + dilate[i] * (k[i] - 1) + 1 + adj[i] for i in range(nd_)
+    ]
     buf = np.zeros((n, fg * groups, *full))
     for idx in np.ndindex(*x.shape[2:]):
         for kk in np.ndindex(*k):
@@ -101,8 +104,15 @@ def test_convolution_forward_and_grad(case, no_bias):
     w = RNG.standard_normal((nf, shape[1] // groups, *kernel)).astype(np.float32)
     b = RNG.standard_normal(nf).astype(np.float32)
     s, p, d = stride or (1,) * nd_, pad or (0,) * nd_, dilate or (1,) * nd_
-    kw = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_filter=nf,
-              num_group=groups, no_bias=no_bias)
+    kw = dict(
+        kernel=kernel,
+        stride=stride,
+        pad=pad,
+        dilate=dilate,
+        num_filter=nf,
+        num_group=groups,
+        no_bias=no_bias,
+    )
     arrays = [x, w] if no_bias else [x, w, b]
 
     def ref(x, w, b=None):
@@ -123,18 +133,34 @@ def test_convolution_channel_last(nd_):
     b = RNG.standard_normal(4).astype(np.float32)
     expect = np_conv(x, w, b, (2,) * nd_, (1,) * nd_, (1,) * nd_, 1)
     last = lambda a: np.moveaxis(a, 1, -1)  # noqa: E731
-    out = nd.Convolution(nd.array(last(x)), nd.array(last(w)), nd.array(b), kernel=(2,) * nd_,
-                         stride=(2,) * nd_, pad=(1,) * nd_, num_filter=4, layout=layout)
+    out = nd.Convolution(
+        nd.array(last(x)),
+        nd.array(last(w)),
+        nd.array(b),
+        kernel=(2,) * nd_,
+        stride=(2,) * nd_,
+        pad=(1,) * nd_,
+        num_filter=4,
+        layout=layout,
+    )
     np.testing.assert_allclose(out.asnumpy(), last(expect), rtol=1e-4, atol=1e-4)
 
 
 def test_convolution_string_attrs_and_infer_args():
     x = RNG.standard_normal((1, 4, 5, 5)).astype(np.float32)
     w = RNG.standard_normal((6, 2, 3, 3)).astype(np.float32)
-    out = nd.Convolution(nd.array(x), nd.array(w), kernel="(3, 3)", num_filter="6",
-                         num_group="2", no_bias="True", pad="(1, 1)")
-    np.testing.assert_allclose(out.asnumpy(), np_conv(x, w, None, (1, 1), (1, 1), (1, 1), 2),
-                               rtol=1e-4, atol=1e-4)
+    out = nd.Convolution(
+        nd.array(x),
+        nd.array(w),
+        kernel="(3, 3)",
+        num_filter="6",
+        num_group="2",
+        no_bias="True",
+        pad="(1, 1)",
+    )
+    np.testing.assert_allclose(
+        out.asnumpy(), np_conv(x, w, None, (1, 1), (1, 1), (1, 1), 2), rtol=1e-4, atol=1e-4
+    )
     op = registry.get("Convolution")
     attrs = op.attr_dict(op.parse_attrs(dict(kernel=(3, 3), num_filter=6, num_group=2))[0])
     assert op.infer_args(attrs, {"data": (1, 4, 5, 5)}) == {"weight": (6, 2, 3, 3), "bias": (6,)}
@@ -180,8 +206,16 @@ def test_deconvolution_forward_and_grad(case, no_bias):
     b = RNG.standard_normal(nf).astype(np.float32)
     s, p = stride or (1,) * nd_, pad or (0,) * nd_
     d, a = dilate or (1,) * nd_, adj or (0,) * nd_
-    kw = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, adj=adj, num_filter=nf,
-              num_group=groups, no_bias=no_bias)
+    kw = dict(
+        kernel=kernel,
+        stride=stride,
+        pad=pad,
+        dilate=dilate,
+        adj=adj,
+        num_filter=nf,
+        num_group=groups,
+        no_bias=no_bias,
+    )
     arrays = [x, w] if no_bias else [x, w, b]
 
     def ref(x, w, b=None):
@@ -198,31 +232,54 @@ def test_deconvolution_forward_and_grad(case, no_bias):
 def test_deconvolution_target_shape(target):
     x = RNG.standard_normal((1, 2, 5, 5)).astype(np.float32)
     w = RNG.standard_normal((2, 3, 3, 3)).astype(np.float32)
-    out = nd.Deconvolution(nd.array(x), nd.array(w), kernel=(3, 3), stride=(2, 2), num_filter=3,
-                           target_shape=target, pad=(5, 5))
+    out = nd.Deconvolution(
+        nd.array(x),
+        nd.array(w),
+        kernel=(3, 3),
+        stride=(2, 2),
+        num_filter=3,
+        target_shape=target,
+        pad=(5, 5),
+    )
     assert out.shape == (1, 3) + target
     # full size is 2*4 + 3 = 11; pad = ceil((11 - t)/2), adj = (11 - t) % 2
     p = tuple((11 - t + 1) // 2 for t in target)
     a = tuple((11 - t) % 2 for t in target)
-    np.testing.assert_allclose(out.asnumpy(), np_deconv(x, w, None, (2, 2), p, (1, 1), a, 1),
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        out.asnumpy(), np_deconv(x, w, None, (2, 2), p, (1, 1), a, 1), rtol=1e-4, atol=1e-4
+    )
     with pytest.raises(MXNetError, match="target_shape"):
-        nd.Deconvolution(nd.array(x), nd.array(w), kernel=(3, 3), stride=(2, 2), num_filter=3,
-                         target_shape=(12, 12))
+        nd.Deconvolution(
+            nd.array(x),
+            nd.array(w),
+            kernel=(3, 3),
+            stride=(2, 2),
+            num_filter=3,
+            target_shape=(12, 12),
+        )
 
 
 def test_deconvolution_nhwc_and_infer_args():
     x = RNG.standard_normal((1, 4, 3, 3)).astype(np.float32)
     w = RNG.standard_normal((4, 1, 3, 3)).astype(np.float32)
     expect = np_deconv(x, w, None, (2, 2), (1, 1), (1, 1), (1, 1), 2)
-    out = nd.Deconvolution(nd.array(x.transpose(0, 2, 3, 1)), nd.array(w.transpose(0, 2, 3, 1)),
-                           kernel=(3, 3), stride=(2, 2), pad=(1, 1), adj=(1, 1), num_filter=2,
-                           num_group=2, layout="NHWC")
+    out = nd.Deconvolution(
+        nd.array(x.transpose(0, 2, 3, 1)),
+        nd.array(w.transpose(0, 2, 3, 1)),
+        kernel=(3, 3),
+        stride=(2, 2),
+        pad=(1, 1),
+        adj=(1, 1),
+        num_filter=2,
+        num_group=2,
+        layout="NHWC",
+    )
     np.testing.assert_allclose(out.asnumpy(), expect.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-4)
     op = registry.get("Deconvolution")
     attrs = op.attr_dict(op.parse_attrs(dict(kernel=(3, 3), num_filter=4, num_group=2))[0])
     assert attrs["no_bias"] is True
     assert op.infer_args(attrs, {"data": (1, 6, 5, 5)}) == {"weight": (6, 2, 3, 3)}
     with pytest.raises(MXNetError, match="Deconvolution"):
-        nd.Deconvolution(nd.array(x), nd.ones((4, 1, 3, 3)), kernel=(3, 3), num_filter=4,
-                         num_group=2)
+        nd.Deconvolution(
+            nd.array(x), nd.ones((4, 1, 3, 3)), kernel=(3, 3), num_filter=4, num_group=2
+        )

@@ -20,11 +20,19 @@ def np_dot(a, b, ta, tb):
     return np.tensordot(a, b, axes=([la], [rb]))
 
 
-DOT_CASES = [((2, 3), (3, 4), False, False), ((2, 3, 4), (4, 5), False, False),
-             ((2, 3, 4), (4, 5, 2), False, False), ((2, 3, 4), (2, 5), True, False),
-             ((2, 3, 4), (5, 4), False, True), ((2, 3, 4), (6, 5, 4), False, True),
-             ((3, 2), (4, 3), True, True), ((3,), (3,), False, False), ((3,), (3, 2), False, False),
-             ((2, 3), (3,), False, False), ((2, 3), (3,), False, True)]
+DOT_CASES = [
+    ((2, 3), (3, 4), False, False),
+    ((2, 3, 4), (4, 5), False, False),
+    ((2, 3, 4), (4, 5, 2), False, False),
+    ((2, 3, 4), (2, 5), True, False),
+    ((2, 3, 4), (5, 4), False, True),
+    ((2, 3, 4), (6, 5, 4), False, True),
+    ((3, 2), (4, 3), True, True),
+    ((3,), (3,), False, False),
+    ((3,), (3, 2), False, False),
+    ((2, 3), (3,), False, False),
+    ((2, 3), (3,), False, True),
+]
 
 
 @pytest.mark.parametrize("ls,rs,ta,tb", DOT_CASES)
@@ -69,10 +77,15 @@ def test_dot_string_attrs_matmul_and_errors():
         nd.dot(nd.ones((2, 3)), nd.ones((3, 2)), forward_stype="dense")
 
 
-@pytest.mark.parametrize("ls,rs,ta,tb", [((2, 3, 4), (2, 4, 5), False, False),
-                                         ((2, 4, 3), (2, 5, 4), True, True),
-                                         ((2, 4, 3), (2, 4, 5), True, False),
-                                         ((2, 2, 3, 4), (2, 2, 4, 5), False, False)])
+@pytest.mark.parametrize(
+    "ls,rs,ta,tb",
+    [
+        ((2, 3, 4), (2, 4, 5), False, False),
+        ((2, 4, 3), (2, 5, 4), True, True),
+        ((2, 4, 3), (2, 4, 5), True, False),
+        ((2, 2, 3, 4), (2, 2, 4, 5), False, False),
+    ],
+)
 def test_batch_dot(ls, rs, ta, tb):
     a, b = RNG.randn(*ls), RNG.randn(*rs)
     aa = np.swapaxes(a, -1, -2) if ta else a
@@ -89,10 +102,12 @@ def test_batch_dot(ls, rs, ta, tb):
     z.backward(nd.array(head))
     ga = np.matmul(head, np.swapaxes(bb, -1, -2))  # analytic gradients of A @ B
     gb = np.matmul(np.swapaxes(aa, -1, -2), head)
-    np.testing.assert_allclose(x.grad.asnumpy(), np.swapaxes(ga, -1, -2) if ta else ga, rtol=1e-4,
-                               atol=1e-5)
-    np.testing.assert_allclose(y.grad.asnumpy(), np.swapaxes(gb, -1, -2) if tb else gb, rtol=1e-4,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        x.grad.asnumpy(), np.swapaxes(ga, -1, -2) if ta else ga, rtol=1e-4, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        y.grad.asnumpy(), np.swapaxes(gb, -1, -2) if tb else gb, rtol=1e-4, atol=1e-5
+    )
 
 
 def test_batch_dot_errors():
@@ -102,23 +117,33 @@ def test_batch_dot_errors():
         nd.batch_dot(nd.ones((2, 3, 4)), nd.ones((2, 3, 5)))
 
 
-@pytest.mark.parametrize("shape,dtype", [((2, 3), None), ((4,), "int32"), ((), None),
-                                         ((1, 2, 1), "float16")])
+@pytest.mark.parametrize(
+    "shape,dtype", [((2, 3), None), ((4,), "int32"), ((), None), ((1, 2, 1), "float16")]
+)
 def test_zeros_ones_full(shape, dtype):
     kw = {} if dtype is None else {"dtype": dtype}
     dt = np.dtype(dtype or "float32")
-    for op, ref in ((nd._zeros(shape=shape, **kw), np.zeros(shape, dt)),
-                    (nd._ones(shape=shape, **kw), np.ones(shape, dt)),
-                    (nd._full(shape=shape, value=3.5, **kw), np.full(shape, 3.5).astype(dt))):
+    for op, ref in (
+        (nd._zeros(shape=shape, **kw), np.zeros(shape, dt)),
+        (nd._ones(shape=shape, **kw), np.ones(shape, dt)),
+        (nd._full(shape=shape, value=3.5, **kw), np.full(shape, 3.5).astype(dt)),
+    ):
         assert op.dtype == dt and op.shape == ref.shape
         np.testing.assert_array_equal(op.asnumpy(), ref)
     assert nd._zeros(shape="(2, 3)", ctx="cpu(0)").shape == (2, 3)
 
 
-@pytest.mark.parametrize("kw", [dict(start=1, stop=7, step=2, repeat=2), dict(start=4),
-                                dict(start=5, stop=1, step=-1.5), dict(start=0, stop=1, step=0.3),
-                                dict(start=0.5, stop=4, step=1, dtype="int32"),
-                                dict(start="2", stop="3", step="0.25")])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(start=1, stop=7, step=2, repeat=2),
+        dict(start=4),
+        dict(start=5, stop=1, step=-1.5),
+        dict(start=0, stop=1, step=0.3),
+        dict(start=0.5, stop=4, step=1, dtype="int32"),
+        dict(start="2", stop="3", step="0.25"),
+    ],
+)
 def test_arange(kw):
     out = nd._arange(**kw)
     start, stop = float(kw["start"]), kw.get("stop")
@@ -140,8 +165,10 @@ def test_arange_errors():
         nd._arange(stop=3)
 
 
-@pytest.mark.parametrize("N,M,k,dtype", [(3, 0, 0, "float32"), (2, 3, 1, "float32"),
-                                         (3, 0, -1, "int32"), (4, 2, -3, "float16")])
+@pytest.mark.parametrize(
+    "N,M,k,dtype",
+    [(3, 0, 0, "float32"), (2, 3, 1, "float32"), (3, 0, -1, "int32"), (4, 2, -3, "float16")],
+)
 def test_eye(N, M, k, dtype):
     out = nd._eye(N=N, M=M, k=k, dtype=dtype)
     ref = np.eye(N, M or N, k, dtype=dtype)

@@ -18,12 +18,18 @@ def _erfinv(y):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
     return (lo + hi) / 2
+
+
 lgamma = np.vectorize(math.lgamma)
 
 # name: (numpy forward, numpy derivative or None, input domain)
 UNARY = {
     "relu": (lambda x: np.maximum(x, 0), lambda x: (x > 0) * 1.0, "any"),
-    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2, "any"),
+    "sigmoid": (
+        lambda x: 1 / (1 + np.exp(-x)),
+        lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2,
+        "any",
+    ),
     "tanh": (np.tanh, lambda x: 1 - np.tanh(x) ** 2, "any"),
     "exp": (np.exp, np.exp, "any"),
     "expm1": (np.expm1, np.exp, "any"),
@@ -32,25 +38,25 @@ UNARY = {
     "log2": (np.log2, lambda x: 1 / (x * np.log(2)), "pos"),
     "log10": (np.log10, lambda x: 1 / (x * np.log(10)), "pos"),
     "sqrt": (np.sqrt, lambda x: 0.5 / np.sqrt(x), "pos"),
-    "rsqrt": (lambda x: 1 / np.sqrt(x), lambda x: -0.5 * x ** -1.5, "pos"),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), lambda x: -0.5 * x**-1.5, "pos"),
     "cbrt": (np.cbrt, lambda x: x ** (-2 / 3) / 3, "pos"),
     "rcbrt": (lambda x: 1 / np.cbrt(x), lambda x: -(x ** (-4 / 3)) / 3, "pos"),
     "square": (np.square, lambda x: 2 * x, "any"),
     "abs": (np.abs, np.sign, "any"),
     "sign": (np.sign, lambda x: 0 * x, "any"),
     "negative": (np.negative, lambda x: -np.ones_like(x), "any"),
-    "reciprocal": (np.reciprocal, lambda x: -1 / x ** 2, "pos"),
+    "reciprocal": (np.reciprocal, lambda x: -1 / x**2, "pos"),
     "sin": (np.sin, np.cos, "any"),
     "cos": (np.cos, lambda x: -np.sin(x), "any"),
     "tan": (np.tan, lambda x: 1 / np.cos(x) ** 2, "unit"),
-    "arcsin": (np.arcsin, lambda x: 1 / np.sqrt(1 - x ** 2), "unit"),
-    "arccos": (np.arccos, lambda x: -1 / np.sqrt(1 - x ** 2), "unit"),
-    "arctan": (np.arctan, lambda x: 1 / (1 + x ** 2), "any"),
+    "arcsin": (np.arcsin, lambda x: 1 / np.sqrt(1 - x**2), "unit"),
+    "arccos": (np.arccos, lambda x: -1 / np.sqrt(1 - x**2), "unit"),
+    "arctan": (np.arctan, lambda x: 1 / (1 + x**2), "any"),
     "sinh": (np.sinh, np.cosh, "any"),
     "cosh": (np.cosh, np.sinh, "any"),
-    "arcsinh": (np.arcsinh, lambda x: 1 / np.sqrt(x ** 2 + 1), "any"),
-    "arccosh": (np.arccosh, lambda x: 1 / np.sqrt(x ** 2 - 1), "gt1"),
-    "arctanh": (np.arctanh, lambda x: 1 / (1 - x ** 2), "unit"),
+    "arcsinh": (np.arcsinh, lambda x: 1 / np.sqrt(x**2 + 1), "any"),
+    "arccosh": (np.arccosh, lambda x: 1 / np.sqrt(x**2 - 1), "gt1"),
+    "arctanh": (np.arctanh, lambda x: 1 / (1 - x**2), "unit"),
     "degrees": (np.degrees, lambda x: np.full_like(x, 180 / np.pi), "any"),
     "radians": (np.radians, lambda x: np.full_like(x, np.pi / 180), "any"),
     "floor": (np.floor, None, "any"),
@@ -60,7 +66,7 @@ UNARY = {
     "trunc": (np.trunc, None, "any"),
     "fix": (np.fix, None, "any"),
     "softsign": (lambda x: x / (1 + np.abs(x)), lambda x: 1 / (1 + np.abs(x)) ** 2, "any"),
-    "erf": (erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x ** 2), "any"),
+    "erf": (erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-(x**2)), "any"),
     "gammaln": (lgamma, None, "pos"),
     "erfinv": (lambda y: np.vectorize(_erfinv)(y), None, "unit"),
     "gamma": (np.vectorize(math.gamma), None, "pos"),
@@ -97,16 +103,17 @@ def test_unary_forward_and_grad(name, shape):
     np.testing.assert_allclose(y.asnumpy(), fwd(xv.astype(np.float64)), rtol=2e-5, atol=2e-6)
     if deriv is not None:
         y.backward()
-        np.testing.assert_allclose(x.grad.asnumpy(), deriv(xv.astype(np.float64)),
-                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(
+            x.grad.asnumpy(), deriv(xv.astype(np.float64)), rtol=1e-4, atol=1e-5
+        )
 
 
 BINARY = {
     "add": (np.add, lambda a, b: (np.ones_like(a), np.ones_like(b))),
     "sub": (np.subtract, lambda a, b: (np.ones_like(a), -np.ones_like(b))),
     "mul": (np.multiply, lambda a, b: (b, a)),
-    "div": (np.divide, lambda a, b: (1 / b, -a / b ** 2)),
-    "power": (np.power, lambda a, b: (b * a ** (b - 1), a ** b * np.log(a))),
+    "div": (np.divide, lambda a, b: (1 / b, -a / b**2)),
+    "power": (np.power, lambda a, b: (b * a ** (b - 1), a**b * np.log(a))),
     "maximum": (np.maximum, lambda a, b: ((a > b) * 1.0, (a <= b) * 1.0)),
     "minimum": (np.minimum, lambda a, b: ((a < b) * 1.0, (a >= b) * 1.0)),
     "hypot": (np.hypot, lambda a, b: (a / np.hypot(a, b), b / np.hypot(a, b))),
@@ -155,15 +162,29 @@ def test_broadcast_binary(name, shapes):
         np.testing.assert_allclose(b.grad.asnumpy(), _reduce_to(gb, bv.shape), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("name,ref", [
-    ("elemwise_add", np.add), ("elemwise_sub", np.subtract), ("elemwise_mul", np.multiply),
-    ("elemwise_div", np.divide), ("_plus", np.add), ("_minus", np.subtract), ("_mul", np.multiply),
-    ("_div", np.divide), ("_power", np.power), ("_maximum", np.maximum), ("_minimum", np.minimum),
-    ("_mod", np.mod), ("_equal", lambda a, b: (a == b) * 1.0),
-    ("_not_equal", lambda a, b: (a != b) * 1.0), ("_greater", lambda a, b: (a > b) * 1.0),
-    ("_greater_equal", lambda a, b: (a >= b) * 1.0), ("_lesser", lambda a, b: (a < b) * 1.0),
-    ("_lesser_equal", lambda a, b: (a <= b) * 1.0),
-])
+@pytest.mark.parametrize(
+    "name,ref",
+    [
+        ("elemwise_add", np.add),
+        ("elemwise_sub", np.subtract),
+        ("elemwise_mul", np.multiply),
+        ("elemwise_div", np.divide),
+        ("_plus", np.add),
+        ("_minus", np.subtract),
+        ("_mul", np.multiply),
+        ("_div", np.divide),
+        ("_power", np.power),
+        ("_maximum", np.maximum),
+        ("_minimum", np.minimum),
+        ("_mod", np.mod),
+        ("_equal", lambda a, b: (a == b) * 1.0),
+        ("_not_equal", lambda a, b: (a != b) * 1.0),
+        ("_greater", lambda a, b: (a > b) * 1.0),
+        ("_greater_equal", lambda a, b: (a >= b) * 1.0),
+        ("_lesser", lambda a, b: (a < b) * 1.0),
+        ("_lesser_equal", lambda a, b: (a <= b) * 1.0),
+    ],
+)
 def test_elemwise_same_shape(name, ref):
     av, bv = np.abs(_input("any", (3, 4), 3)) + 0.5, np.abs(_input("any", (3, 4), 4)) + 0.5
     out = getattr(nd, name)(nd.array(av), nd.array(bv))
@@ -176,16 +197,25 @@ def test_elemwise_shape_mismatch_is_clear_error():
 
 
 SCALAR = {
-    "_plus_scalar": lambda x, s: x + s, "_minus_scalar": lambda x, s: x - s,
-    "_rminus_scalar": lambda x, s: s - x, "_mul_scalar": lambda x, s: x * s,
-    "_div_scalar": lambda x, s: x / s, "_rdiv_scalar": lambda x, s: s / x,
-    "_mod_scalar": np.mod, "_rmod_scalar": lambda x, s: np.mod(s, x),
-    "_power_scalar": np.power, "_rpower_scalar": lambda x, s: np.power(s, x),
-    "_maximum_scalar": np.maximum, "_minimum_scalar": np.minimum, "_hypot_scalar": np.hypot,
-    "_equal_scalar": lambda x, s: (x == s) * 1.0, "_not_equal_scalar": lambda x, s: (x != s) * 1.0,
+    "_plus_scalar": lambda x, s: x + s,
+    "_minus_scalar": lambda x, s: x - s,
+    "_rminus_scalar": lambda x, s: s - x,
+    "_mul_scalar": lambda x, s: x * s,
+    "_div_scalar": lambda x, s: x / s,
+    "_rdiv_scalar": lambda x, s: s / x,
+    "_mod_scalar": np.mod,
+    "_rmod_scalar": lambda x, s: np.mod(s, x),
+    "_power_scalar": np.power,
+    "_rpower_scalar": lambda x, s: np.power(s, x),
+    "_maximum_scalar": np.maximum,
+    "_minimum_scalar": np.minimum,
+    "_hypot_scalar": np.hypot,
+    "_equal_scalar": lambda x, s: (x == s) * 1.0,
+    "_not_equal_scalar": lambda x, s: (x != s) * 1.0,
     "_greater_scalar": lambda x, s: (x > s) * 1.0,
     "_greater_equal_scalar": lambda x, s: (x >= s) * 1.0,
-    "_lesser_scalar": lambda x, s: (x < s) * 1.0, "_lesser_equal_scalar": lambda x, s: (x <= s) * 1.0,
+    "_lesser_scalar": lambda x, s: (x < s) * 1.0,
+    "_lesser_equal_scalar": lambda x, s: (x <= s) * 1.0,
     "_logical_and_scalar": lambda x, s: np.logical_and(x, s) * 1.0,
     "_logical_or_scalar": lambda x, s: np.logical_or(x, s) * 1.0,
     "_logical_xor_scalar": lambda x, s: np.logical_xor(x, s) * 1.0,
@@ -217,8 +247,8 @@ def test_operators_on_ndarray():
     a = nd.array(av)
     np.testing.assert_allclose((2 - a).asnumpy(), 2 - av)
     np.testing.assert_allclose((2 / a).asnumpy(), 2 / av)
-    np.testing.assert_allclose((a ** 2).asnumpy(), av ** 2)
-    np.testing.assert_allclose((2 ** a).asnumpy(), 2 ** av)
+    np.testing.assert_allclose((a**2).asnumpy(), av**2)
+    np.testing.assert_allclose((2**a).asnumpy(), 2**av)
     np.testing.assert_allclose((a % 3).asnumpy(), av % 3)
     np.testing.assert_allclose((-a).asnumpy(), -av)
     np.testing.assert_allclose((a > 2).asnumpy(), (av > 2) * 1.0)
@@ -244,15 +274,19 @@ def test_clip(lo, hi):
 
 def test_add_n_where_smooth_l1():
     a, b, c = (_input("any", (2, 3), s) for s in (1, 2, 3))
-    np.testing.assert_allclose(nd.add_n(nd.array(a), nd.array(b), nd.array(c)).asnumpy(),
-                               a + b + c, rtol=1e-6)
+    np.testing.assert_allclose(
+        nd.add_n(nd.array(a), nd.array(b), nd.array(c)).asnumpy(), a + b + c, rtol=1e-6
+    )
     np.testing.assert_allclose(nd.ElementWiseSum(nd.array(a), nd.array(b)).asnumpy(), a + b)
     cond = (a > 0).astype(np.float32)
-    np.testing.assert_allclose(nd.where(nd.array(cond), nd.array(b), nd.array(c)).asnumpy(),
-                               np.where(cond != 0, b, c))
+    np.testing.assert_allclose(
+        nd.where(nd.array(cond), nd.array(b), nd.array(c)).asnumpy(), np.where(cond != 0, b, c)
+    )
     rows = np.array([1.0, 0.0], np.float32)
-    np.testing.assert_allclose(nd.where(nd.array(rows), nd.array(b), nd.array(c)).asnumpy(),
-                               np.where(rows[:, None] != 0, b, c))
+    np.testing.assert_allclose(
+        nd.where(nd.array(rows), nd.array(b), nd.array(c)).asnumpy(),
+        np.where(rows[:, None] != 0, b, c),
+    )
     for s in (1.0, 2.0):
-        ref = np.where(np.abs(a) < 1 / s ** 2, 0.5 * (s * a) ** 2, np.abs(a) - 0.5 / s ** 2)
+        ref = np.where(np.abs(a) < 1 / s**2, 0.5 * (s * a) ** 2, np.abs(a) - 0.5 / s**2)
         np.testing.assert_allclose(nd.smooth_l1(nd.array(a), scalar=s).asnumpy(), ref, rtol=1e-5)

@@ -32,7 +32,7 @@ def fix(idx, n, mode):
 def test_pick(axis, keepdims, mode):
     x = RNG.randn(2, 3, 4)
     ax = axis % 3
-    ishape = x.shape[:ax] + x.shape[ax + 1:]
+    ishape = x.shape[:ax] + x.shape[ax + 1 :]
     idx = RNG.randint(-2, x.shape[ax] + 2, ishape).astype(np.float32) + 0.3
     ii = np.expand_dims(fix(idx, x.shape[ax], mode), ax)
     ref = np.take_along_axis(x, ii, axis=ax)
@@ -42,8 +42,9 @@ def test_pick(axis, keepdims, mode):
     head = RNG.randn(*ref.shape)
     expect = np.zeros_like(x)
     np.put_along_axis(expect, ii, head.reshape(ii.shape), axis=ax)
-    (g,) = grads(lambda a, i: nd.pick(a, i, axis=axis, keepdims=keepdims, mode=mode),
-                 [x, idx], head)
+    (g,) = grads(
+        lambda a, i: nd.pick(a, i, axis=axis, keepdims=keepdims, mode=mode), [x, idx], head
+    )
     np.testing.assert_allclose(g, expect, rtol=1e-6)
 
 
@@ -52,8 +53,9 @@ def test_pick_mxnet_values_and_errors():
     idx = nd.array([[0, 1, 5], [3, -1, 2]])
     # values printed by MXNet 1.9.1
     np.testing.assert_array_equal(nd.pick(x, idx).asnumpy().ravel(), [0, 5, 11, 15, 16, 22])
-    np.testing.assert_array_equal(nd.pick(x, idx, mode="wrap").asnumpy().ravel(),
-                                  [0, 5, 9, 15, 19, 22])
+    np.testing.assert_array_equal(
+        nd.pick(x, idx, mode="wrap").asnumpy().ravel(), [0, 5, 9, 15, 19, 22]
+    )
     np.testing.assert_array_equal(x.pick(idx, axis=2).asnumpy().ravel(), [0, 5, 11, 15, 16, 22])
     with pytest.raises(ShapeError):
         nd.pick(x, nd.array([1, 2]))
@@ -62,8 +64,9 @@ def test_pick_mxnet_values_and_errors():
 
 
 @pytest.mark.parametrize("shape", [(5,), (2, 3)])
-@pytest.mark.parametrize("depth,on,off,dtype", [(4, 1, 0, "float32"), (3, 5, -1, "int32"),
-                                                (6, 2.5, 0.5, "float16")])
+@pytest.mark.parametrize(
+    "depth,on,off,dtype", [(4, 1, 0, "float32"), (3, 5, -1, "int32"), (6, 2.5, 0.5, "float16")]
+)
 def test_one_hot(shape, depth, on, off, dtype):
     idx = RNG.randint(-1, depth + 1, shape).astype(np.float32)
     ref = np.where(idx[..., None] == np.arange(depth), on, off).astype(dtype)
@@ -103,14 +106,17 @@ def test_batch_take():
     a = RNG.randn(4, 3)
     idx = np.array([0, 2, 5, -1], np.int32)
     ref = a[np.arange(4), np.clip(idx, 0, 2)]
-    np.testing.assert_allclose(nd.batch_take(nd.array(a), nd.array(idx, dtype="int32")).asnumpy(),
-                               ref, rtol=1e-6)
+    np.testing.assert_allclose(
+        nd.batch_take(nd.array(a), nd.array(idx, dtype="int32")).asnumpy(), ref, rtol=1e-6
+    )
     with pytest.raises(ShapeError):
         nd.batch_take(nd.ones((2, 3, 4)), nd.array([0, 1], dtype="int32"))
 
 
-@pytest.mark.parametrize("dshape,ishape", [((2, 3, 4), (2, 5)), ((2, 3, 4), (3, 2, 2)),
-                                           ((2, 3, 4), (1, 3)), ((5,), (1, 4))])
+@pytest.mark.parametrize(
+    "dshape,ishape",
+    [((2, 3, 4), (2, 5)), ((2, 3, 4), (3, 2, 2)), ((2, 3, 4), (1, 3)), ((5,), (1, 4))],
+)
 def test_gather_nd(dshape, ishape):
     x = RNG.randn(*dshape)
     m = ishape[0]
@@ -129,7 +135,7 @@ def test_gather_nd(dshape, ishape):
 def test_scatter_nd(shape, ishape):
     m = ishape[0]
     # distinct target positions so the result does not depend on write order
-    flat = RNG.permutation(int(np.prod(shape[:m])))[:ishape[1]]
+    flat = RNG.permutation(int(np.prod(shape[:m])))[: ishape[1]]
     idx = np.stack(np.unravel_index(flat, shape[:m]))
     data = RNG.randn(*(ishape[1:] + shape[m:]))
     ref = np.zeros(shape)
@@ -149,8 +155,15 @@ def test_scatter_nd_negative_dropped():
     np.testing.assert_array_equal(out.asnumpy(), [2, 0])
 
 
-@pytest.mark.parametrize("kw", [{}, dict(axis=-1, start=1, step=2, repeat=2),
-                                dict(axis=1, repeat=2), dict(start=-1.5, step=0.5, repeat=3)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        dict(axis=-1, start=1, step=2, repeat=2),
+        dict(axis=1, repeat=2),
+        dict(start=-1.5, step=0.5, repeat=3),
+    ],
+)
 def test_arange_like(kw):
     x = nd.ones((2, 3, 4))
     out = nd.arange_like(x, **kw)

@@ -49,8 +49,14 @@ def test_fully_connected_errors():
         nd.FullyConnected(nd.ones((2, 4)), nd.ones((3, 4)), nd.ones((3,)))
     with pytest.raises(mx.base.AttrError, match=r"unknown argument.*foo.*num_hidden"):
         nd.FullyConnected(nd.ones((2, 4)), nd.ones((3, 4)), nd.ones((3,)), num_hidden=3, foo=1)
-    y = nd.FullyConnected(nd.ones((2, 4)), nd.ones((3, 4)), nd.zeros((3,)), num_hidden="3",
-                          flatten="False", no_bias="False")
+    y = nd.FullyConnected(
+        nd.ones((2, 4)),
+        nd.ones((3, 4)),
+        nd.zeros((3,)),
+        num_hidden="3",
+        flatten="False",
+        no_bias="False",
+    )
     np.testing.assert_allclose(y.asnumpy(), np.full((2, 3), 4.0))
 
 
@@ -76,8 +82,9 @@ def test_activation(act):
     np.testing.assert_allclose(y.asnumpy(), fwd(xv.astype(np.float64)), rtol=1e-5, atol=1e-6)
     if der is not None:
         y.backward()
-        np.testing.assert_allclose(x.grad.asnumpy(), der(xv.astype(np.float64)), rtol=1e-4,
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            x.grad.asnumpy(), der(xv.astype(np.float64)), rtol=1e-4, atol=1e-6
+        )
 
 
 def test_activation_bad_type():
@@ -85,13 +92,20 @@ def test_activation_bad_type():
         nd.Activation(nd.ones((2,)), act_type="swish9")
 
 
-@pytest.mark.parametrize("act,kw,ref", [
-    ("leaky", {"slope": 0.1}, lambda x: np.where(x > 0, x, 0.1 * x)),
-    ("elu", {"slope": 0.5}, lambda x: np.where(x > 0, x, 0.5 * np.expm1(x))),
-    ("selu", {}, lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x))),
-    ("gelu", {}, lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2)))),
-    ("rrelu", {"lower_bound": 0.1, "upper_bound": 0.3}, lambda x: np.where(x > 0, x, 0.2 * x)),
-])
+@pytest.mark.parametrize(
+    "act,kw,ref",
+    [
+        ("leaky", {"slope": 0.1}, lambda x: np.where(x > 0, x, 0.1 * x)),
+        ("elu", {"slope": 0.5}, lambda x: np.where(x > 0, x, 0.5 * np.expm1(x))),
+        (
+            "selu",
+            {},
+            lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)),
+        ),
+        ("gelu", {}, lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2)))),
+        ("rrelu", {"lower_bound": 0.1, "upper_bound": 0.3}, lambda x: np.where(x > 0, x, 0.2 * x)),
+    ],
+)
 def test_leaky_relu(act, kw, ref):
     xv = _rand((2, 3, 4), 6, -2, 2)
     x = nd.array(xv)
@@ -156,10 +170,10 @@ def test_softmax_family(axis, temperature):
         y = nd.softmax(x, **kw)
     ref = _softmax(xv / t, axis)
     np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(nd.log_softmax(x, **kw).asnumpy(), np.log(ref), rtol=1e-5,
-                               atol=1e-5)
-    np.testing.assert_allclose(nd.softmin(x, **kw).asnumpy(), _softmax(-xv / t, axis),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(nd.log_softmax(x, **kw).asnumpy(), np.log(ref), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        nd.softmin(x, **kw).asnumpy(), _softmax(-xv / t, axis), rtol=1e-5, atol=1e-6
+    )
     hv = _rand((3, 4, 5), 10)
     y.backward(nd.array(hv))
     gref = ref * (hv - (hv * ref).sum(axis, keepdims=True)) / t

@@ -43,15 +43,20 @@ def bcast(v, ndim, axis):
 def np_bn(x, g, b, mean, var, eps, axis):
     ax = axis % x.ndim
     return (x - bcast(mean, x.ndim, ax)) / np.sqrt(bcast(var, x.ndim, ax) + eps) * bcast(
-        g, x.ndim, ax) + bcast(b, x.ndim, ax)
+        g, x.ndim, ax
+    ) + bcast(b, x.ndim, ax)
 
 
 BN_CASES = [((4, 3), 1), ((2, 3, 4, 2), 1), ((2, 4, 3), -1), ((3, 2, 2, 3), 2)]
 
 
 def bn_params(c):
-    return (RNG.uniform(0.5, 1.5, c).astype(np.float32), RNG.standard_normal(c).astype(np.float32),
-            RNG.standard_normal(c).astype(np.float32), RNG.uniform(0.5, 2, c).astype(np.float32))
+    return (
+        RNG.uniform(0.5, 1.5, c).astype(np.float32),
+        RNG.standard_normal(c).astype(np.float32),
+        RNG.standard_normal(c).astype(np.float32),
+        RNG.uniform(0.5, 2, c).astype(np.float32),
+    )
 
 
 @pytest.mark.parametrize("fix_gamma", [True, False])
@@ -60,11 +65,13 @@ def test_batchnorm_inference(shape, axis, fix_gamma):
     x = RNG.standard_normal(shape).astype(np.float32)
     g, b, mm, mv = bn_params(shape[axis])
     aux = [nd.array(mm), nd.array(mv)]
-    out = nd.BatchNorm(nd.array(x), nd.array(g), nd.array(b), *aux, axis=axis, eps=1e-3,
-                       fix_gamma=fix_gamma)
+    out = nd.BatchNorm(
+        nd.array(x), nd.array(g), nd.array(b), *aux, axis=axis, eps=1e-3, fix_gamma=fix_gamma
+    )
     gg = np.ones_like(g) if fix_gamma else g
-    np.testing.assert_allclose(out.asnumpy(), np_bn(x, gg, b, mm, mv, 1e-3, axis), rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        out.asnumpy(), np_bn(x, gg, b, mm, mv, 1e-3, axis), rtol=1e-5, atol=1e-5
+    )
     np.testing.assert_array_equal(aux[0].asnumpy(), mm)
     np.testing.assert_array_equal(aux[1].asnumpy(), mv)
 
@@ -93,10 +100,12 @@ def test_batchnorm_training(shape, axis, fix_gamma, momentum):
     y.backward(nd.array(head))
     np.testing.assert_allclose(y.asnumpy(), ref(x, g, b), rtol=1e-4, atol=1e-4)
     # moving stats: momentum * old + (1 - momentum) * batch (biased variance)
-    np.testing.assert_allclose(aux[0].asnumpy(), mm * momentum + x.mean(red) * (1 - momentum),
-                               rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(aux[1].asnumpy(), mv * momentum + x.var(red) * (1 - momentum),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        aux[0].asnumpy(), mm * momentum + x.mean(red) * (1 - momentum), rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        aux[1].asnumpy(), mv * momentum + x.var(red) * (1 - momentum), rtol=1e-5, atol=1e-6
+    )
     grads = [v.grad.asnumpy() for v in xs]
     if fix_gamma:
         np.testing.assert_array_equal(grads[1], 0)
@@ -110,8 +119,9 @@ def test_batchnorm_use_global_stats_and_train_mode_false():
         aux = [nd.array(mm), nd.array(mv)]
         with mx.autograd.record(train_mode=train):
             y = nd.BatchNorm(nd.array(x), nd.array(g), nd.array(b), *aux, fix_gamma=False, **kw)
-        np.testing.assert_allclose(y.asnumpy(), np_bn(x, g, b, mm, mv, 1e-3, 1), rtol=1e-5,
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            y.asnumpy(), np_bn(x, g, b, mm, mv, 1e-3, 1), rtol=1e-5, atol=1e-5
+        )
         np.testing.assert_array_equal(aux[0].asnumpy(), mm)
         np.testing.assert_array_equal(aux[1].asnumpy(), mv)
 
@@ -120,19 +130,28 @@ def test_batchnorm_output_mean_var_and_infer_args():
     x = RNG.standard_normal((5, 3, 2)).astype(np.float32)
     g, b, mm, mv = bn_params(3)
     with mx.autograd.record():
-        outs = nd.BatchNorm(nd.array(x), nd.array(g), nd.array(b), nd.array(mm), nd.array(mv),
-                            output_mean_var=True, eps=1e-3)
+        outs = nd.BatchNorm(
+            nd.array(x),
+            nd.array(g),
+            nd.array(b),
+            nd.array(mm),
+            nd.array(mv),
+            output_mean_var=True,
+            eps=1e-3,
+        )
     assert isinstance(outs, list) and len(outs) == 3
     np.testing.assert_allclose(outs[1].asnumpy(), x.mean((0, 2)), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(outs[2].asnumpy(), 1 / np.sqrt(x.var((0, 2)) + 1e-3), rtol=1e-5)
-    outs = nd.BatchNorm(nd.array(x), nd.array(g), nd.array(b), nd.array(mm), nd.array(mv),
-                        output_mean_var="True")
+    outs = nd.BatchNorm(
+        nd.array(x), nd.array(g), nd.array(b), nd.array(mm), nd.array(mv), output_mean_var="True"
+    )
     np.testing.assert_allclose(outs[1].asnumpy(), mm)
     np.testing.assert_allclose(outs[2].asnumpy(), 1 / np.sqrt(mv + 1e-3), rtol=1e-5)
     op = registry.get("BatchNorm")
     attrs = op.attr_dict(op.parse_attrs({"axis": -1})[0])
     assert op.infer_args(attrs, {"data": (2, 5, 7)}) == {
-        k: (7,) for k in ("gamma", "beta", "moving_mean", "moving_var")}
+        k: (7,) for k in ("gamma", "beta", "moving_mean", "moving_var")
+    }
     with pytest.raises(MXNetError, match="BatchNorm"):
         nd.BatchNorm(nd.array(x), nd.ones((4,)), nd.zeros((3,)), nd.zeros((3,)), nd.ones((3,)))
 
@@ -153,8 +172,11 @@ def test_layernorm(shape, axis, output_mean_var):
 
     head = RNG.standard_normal(shape)
     kw = dict(axis=axis, output_mean_var=output_mean_var)
-    fn = (lambda *a: nd.LayerNorm(*a, **kw)[0]) if output_mean_var else (
-        lambda *a: nd.LayerNorm(*a, **kw))
+    fn = (
+        (lambda *a: nd.LayerNorm(*a, **kw)[0])
+        if output_mean_var
+        else (lambda *a: nd.LayerNorm(*a, **kw))
+    )
     out, grads = run_with_grads(fn, [x, g, b], head)
     np.testing.assert_allclose(out, ref(x, g, b), rtol=1e-4, atol=1e-5)
     check_fd(ref, [x, g, b], head, grads)
@@ -196,18 +218,17 @@ def test_groupnorm(shape, num_groups):
         return ((xg - m) / s * g.reshape(1, -1, 1) + b.reshape(1, -1, 1)).reshape(shape)
 
     head = RNG.standard_normal(shape)
-    out, grads = run_with_grads(lambda *a: nd.GroupNorm(*a, num_groups=num_groups), [x, g, b],
-                                head)
+    out, grads = run_with_grads(lambda *a: nd.GroupNorm(*a, num_groups=num_groups), [x, g, b], head)
     np.testing.assert_allclose(out, ref(x, g, b), rtol=1e-4, atol=1e-5)
     check_fd(ref, [x, g, b], head, grads)
-    outs = nd.GroupNorm(nd.array(x), nd.array(g), nd.array(b), num_groups=num_groups,
-                        output_mean_var=True)
+    outs = nd.GroupNorm(
+        nd.array(x), nd.array(g), nd.array(b), num_groups=num_groups, output_mean_var=True
+    )
     for got, want in zip(outs[1:], ref(x, g, b, stats=True), strict=True):
         np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6)
     op = registry.get("GroupNorm")
     attrs = op.attr_dict(op.parse_attrs({"num_groups": num_groups})[0])
-    assert op.infer_args(attrs, {"data": shape}) == {"gamma": (num_groups,),
-                                                     "beta": (num_groups,)}
+    assert op.infer_args(attrs, {"data": shape}) == {"gamma": (num_groups,), "beta": (num_groups,)}
 
 
 def test_groupnorm_errors():
@@ -221,8 +242,11 @@ def test_groupnorm_errors():
 @pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 2, 2)])
 def test_l2_normalization(shape, mode):
     x = RNG.standard_normal(shape).astype(np.float32)
-    axes = {"instance": tuple(range(1, len(shape))), "channel": (1,),
-            "spatial": tuple(range(2, len(shape)))}[mode]
+    axes = {
+        "instance": tuple(range(1, len(shape))),
+        "channel": (1,),
+        "spatial": tuple(range(2, len(shape))),
+    }[mode]
 
     def ref(x):
         return x / np.sqrt((x**2).sum(axes, keepdims=True) + 1e-10)
@@ -236,8 +260,9 @@ def test_l2_normalization(shape, mode):
 def test_l2_normalization_2d():
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     out = nd.L2Normalization(nd.array(x))
-    np.testing.assert_allclose(out.asnumpy(), x / np.linalg.norm(x, axis=1, keepdims=True),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        out.asnumpy(), x / np.linalg.norm(x, axis=1, keepdims=True), rtol=1e-5
+    )
     with pytest.raises(MXNetError, match="L2Normalization"):
         nd.L2Normalization(nd.array(x), mode="channel")
 
@@ -252,11 +277,12 @@ def test_lrn(shape, nsize):
     def ref(x):
         sq = np.zeros_like(x)
         for c in range(shape[1]):
-            sq[:, c] = (x[:, max(0, c - half):c + half + 1] ** 2).sum(1)
+            sq[:, c] = (x[:, max(0, c - half) : c + half + 1] ** 2).sum(1)
         return x / (knorm + alpha / nsize * sq) ** beta
 
     head = RNG.standard_normal(shape)
     out, grads = run_with_grads(
-        lambda v: nd.LRN(v, nsize=nsize, alpha=alpha, beta=beta, knorm=knorm), [x], head)
+        lambda v: nd.LRN(v, nsize=nsize, alpha=alpha, beta=beta, knorm=knorm), [x], head
+    )
     np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-6)
     check_fd(ref, [x], head, grads)

@@ -31,8 +31,9 @@ def run(op, data, label, head, **kw):
     return y.asnumpy(), d.grad.asnumpy(), lab.grad.asnumpy()
 
 
-def softmax_ref_grad(x, label, axis, mode, grad_scale=1.0, use_ignore=False, ignore=-1.0,
-                     alpha=0.0, spatial=1):
+def softmax_ref_grad(
+    x, label, axis, mode, grad_scale=1.0, use_ignore=False, ignore=-1.0, alpha=0.0, spatial=1
+):
     p = np_softmax(x, axis)
     k = x.shape[axis]
     cls = np.arange(k).reshape([-1 if i == axis else 1 for i in range(x.ndim)])
@@ -69,11 +70,17 @@ def test_softmax_output(shape, kind, normalization, use_ignore):
     label = RNG.integers(0, shape[axis], lshape).astype(np.float32)
     label.flat[0] = -1  # the default ignore_label
     head = RNG.standard_normal(shape) * 5  # must be ignored
-    kw = dict(normalization=normalization, use_ignore=use_ignore, grad_scale=1.5,
-              multi_output=kind == "multi", preserve_shape=kind == "preserve")
+    kw = dict(
+        normalization=normalization,
+        use_ignore=use_ignore,
+        grad_scale=1.5,
+        multi_output=kind == "multi",
+        preserve_shape=kind == "preserve",
+    )
     out, g, lg = run("SoftmaxOutput", x, label, head, **kw)
-    p, want = softmax_ref_grad(x.astype(np.float64), label, axis, normalization, 1.5,
-                               use_ignore, spatial=spatial)
+    p, want = softmax_ref_grad(
+        x.astype(np.float64), label, axis, normalization, 1.5, use_ignore, spatial=spatial
+    )
     np.testing.assert_allclose(out, p, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-6)
     np.testing.assert_array_equal(lg, 0)
@@ -94,10 +101,19 @@ def test_softmax_output_known_mxnet_rule():
 def test_softmax_output_smoothing_and_ignore_label(alpha, ignore_label):
     x = RNG.standard_normal((6, 5)).astype(np.float32)
     label = np.array([0, 2, 4, 2, -1, 1], np.float32)
-    out, g, _ = run("SoftmaxOutput", x, label, np.zeros_like(x), smooth_alpha=alpha,
-                    use_ignore=True, ignore_label=ignore_label, normalization="valid")
-    _, want = softmax_ref_grad(x.astype(np.float64), label, 1, "valid", use_ignore=True,
-                               ignore=ignore_label, alpha=alpha)
+    out, g, _ = run(
+        "SoftmaxOutput",
+        x,
+        label,
+        np.zeros_like(x),
+        smooth_alpha=alpha,
+        use_ignore=True,
+        ignore_label=ignore_label,
+        normalization="valid",
+    )
+    _, want = softmax_ref_grad(
+        x.astype(np.float64), label, 1, "valid", use_ignore=True, ignore=ignore_label, alpha=alpha
+    )
     np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-6)
 
 
@@ -110,8 +126,11 @@ def test_softmax_output_flattens_and_alias():
     _, want = softmax_ref_grad(x2, label, 1, "null")
     np.testing.assert_allclose(g, want.reshape(x.shape), rtol=1e-4, atol=1e-6)
     op = registry.get("SoftmaxOutput")
-    for kw, want in (({}, (4,)), ({"multi_output": True}, (4, 5, 6)),
-                     ({"preserve_shape": True}, (4, 3, 5))):
+    for kw, want in (
+        ({}, (4,)),
+        ({"multi_output": True}, (4, 5, 6)),
+        ({"preserve_shape": True}, (4, 3, 5)),
+    ):
         attrs = op.attr_dict(op.parse_attrs(kw)[0])
         assert op.infer_args(attrs, {"data": (4, 3, 5, 6)}) == {"label": want}
     with pytest.raises(MXNetError, match="SoftmaxOutput"):
@@ -128,10 +147,12 @@ def test_softmax_output_out_grad():
 
 
 @pytest.mark.parametrize("grad_scale", [1.0, 2.5])
-@pytest.mark.parametrize("shape,lshape", [((3, 4), (3, 4)), ((2, 3, 4), (2, 3, 4)),
-                                          ((5, 1), (5,)), ((4,), (4,))])
-@pytest.mark.parametrize("op", ["LinearRegressionOutput", "MAERegressionOutput",
-                                "LogisticRegressionOutput"])
+@pytest.mark.parametrize(
+    "shape,lshape", [((3, 4), (3, 4)), ((2, 3, 4), (2, 3, 4)), ((5, 1), (5,)), ((4,), (4,))]
+)
+@pytest.mark.parametrize(
+    "op", ["LinearRegressionOutput", "MAERegressionOutput", "LogisticRegressionOutput"]
+)
 def test_regression_outputs(op, shape, lshape, grad_scale):
     x = RNG.standard_normal(shape).astype(np.float32)
     label = RNG.standard_normal(lshape).astype(np.float32)
@@ -152,8 +173,15 @@ def test_regression_outputs(op, shape, lshape, grad_scale):
 def test_svm_output(use_linear, margin, coef):
     x = RNG.standard_normal((5, 4)).astype(np.float32)
     label = np.array([0, 3, 1, 1, 2], np.float32)
-    out, g, lg = run("SVMOutput", x, label, np.full(x.shape, 3.0), margin=margin,
-                     regularization_coefficient=coef, use_linear=use_linear)
+    out, g, lg = run(
+        "SVMOutput",
+        x,
+        label,
+        np.full(x.shape, 3.0),
+        margin=margin,
+        regularization_coefficient=coef,
+        use_linear=use_linear,
+    )
     np.testing.assert_array_equal(out, x)
     want = np.zeros(x.shape)
     for i in range(5):

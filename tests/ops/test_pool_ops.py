@@ -20,14 +20,18 @@ def np_pool(x, kernel, stride, pad, pool_type, conv="valid", include_pad=True, p
     sizes = x.shape[2:]
     if conv == "same":
         outs = [-(-n // s) for n, s in zip(sizes, stride, strict=True)]
-        tot = [max((o - 1) * s + k - n, 0)
-               for o, s, k, n in zip(outs, stride, kernel, sizes, strict=True)]
+        tot = [
+            max((o - 1) * s + k - n, 0)
+            for o, s, k, n in zip(outs, stride, kernel, sizes, strict=True)
+        ]
         pad = [t // 2 for t in tot]
         limit = [n + t - q for n, t, q in zip(sizes, tot, pad, strict=True)]
     else:
         rnd = math.ceil if conv == "full" else math.floor
-        outs = [1 + rnd((n + 2 * q - k) / s)
-                for n, q, k, s in zip(sizes, pad, kernel, stride, strict=True)]
+        outs = [
+            1 + rnd((n + 2 * q - k) / s)
+            for n, q, k, s in zip(sizes, pad, kernel, stride, strict=True)
+        ]
         limit = [n + q for n, q in zip(sizes, pad, strict=True)]
     res = np.zeros(x.shape[:2] + tuple(outs))
     for idx in np.ndindex(*outs):
@@ -115,8 +119,18 @@ def test_pooling_avg_exclude_pad(case, conv):
     expect = ref(x.astype(np.float64))
     head = RNG.standard_normal(expect.shape)
     out, (grad,) = run_with_grads(
-        lambda v: nd.Pooling(v, kernel=kernel, stride=stride, pad=pad, pool_type="avg",
-                             pooling_convention=conv, count_include_pad=False), [x], head)
+        lambda v: nd.Pooling(
+            v,
+            kernel=kernel,
+            stride=stride,
+            pad=pad,
+            pool_type="avg",
+            pooling_convention=conv,
+            count_include_pad=False,
+        ),
+        [x],
+        head,
+    )
     np.testing.assert_allclose(out, expect, rtol=1e-5, atol=1e-5)
     check_fd(ref, x, head, grad)
 
@@ -124,11 +138,19 @@ def test_pooling_avg_exclude_pad(case, conv):
 def test_pooling_known_values():
     # checked against MXNet 1.9.1: the last 'full' window is clipped at size + pad
     x = nd.array(np.arange(1, 8, dtype=np.float32).reshape(1, 1, 7))
-    out = nd.Pooling(x, kernel=(3,), stride=(3,), pad=(1,), pool_type="avg",
-                     pooling_convention="full")
+    out = nd.Pooling(
+        x, kernel=(3,), stride=(3,), pad=(1,), pool_type="avg", pooling_convention="full"
+    )
     np.testing.assert_allclose(out.asnumpy().ravel(), [1, 4, 13 / 3], rtol=1e-6)
-    out = nd.Pooling(x, kernel=(3,), stride=(3,), pad=(1,), pool_type="avg",
-                     pooling_convention="full", count_include_pad=False)
+    out = nd.Pooling(
+        x,
+        kernel=(3,),
+        stride=(3,),
+        pad=(1,),
+        pool_type="avg",
+        pooling_convention="full",
+        count_include_pad=False,
+    )
     np.testing.assert_allclose(out.asnumpy().ravel(), [1.5, 4, 6.5], rtol=1e-6)
     x5 = nd.array(np.arange(1, 6, dtype=np.float32).reshape(1, 1, 5))
     out = nd.Pooling(x5, kernel=(2,), stride=(2,), pad=(1,), pooling_convention="full")
@@ -142,11 +164,20 @@ def test_pooling_known_values():
 def test_pooling_global(shape, pool_type):
     x = RNG.uniform(0.5, 2.0, shape).astype(np.float32)
     axes = tuple(range(2, len(shape)))
-    ref = {"max": x.max(axes, keepdims=True), "avg": x.mean(axes, keepdims=True),
-           "sum": x.sum(axes, keepdims=True),
-           "lp": np.sqrt((x**2).sum(axes, keepdims=True))}[pool_type]
-    out = nd.Pooling(nd.array(x), kernel=(2,) * len(axes), stride=(2,) * len(axes),
-                     pad=(1,) * len(axes), global_pool=True, pool_type=pool_type)
+    ref = {
+        "max": x.max(axes, keepdims=True),
+        "avg": x.mean(axes, keepdims=True),
+        "sum": x.sum(axes, keepdims=True),
+        "lp": np.sqrt((x**2).sum(axes, keepdims=True)),
+    }[pool_type]
+    out = nd.Pooling(
+        nd.array(x),
+        kernel=(2,) * len(axes),
+        stride=(2,) * len(axes),
+        pad=(1,) * len(axes),
+        global_pool=True,
+        pool_type=pool_type,
+    )
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5)
     out = nd.Pooling(nd.array(x), global_pool="True", pool_type=pool_type)
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5)
@@ -166,8 +197,14 @@ def test_pooling_channel_last(layout, pool_type):
     nd_ = len(layout) - 2
     x = RNG.standard_normal((2, 3) + (5,) * nd_).astype(np.float32)
     ref = np_pool(x, (2,) * nd_, (2,) * nd_, (1,) * nd_, pool_type)
-    out = nd.Pooling(nd.array(np.moveaxis(x, 1, -1)), kernel=(2,) * nd_, stride=(2,) * nd_,
-                     pad=(1,) * nd_, pool_type=pool_type, layout=layout)
+    out = nd.Pooling(
+        nd.array(np.moveaxis(x, 1, -1)),
+        kernel=(2,) * nd_,
+        stride=(2,) * nd_,
+        pad=(1,) * nd_,
+        pool_type=pool_type,
+        layout=layout,
+    )
     np.testing.assert_allclose(out.asnumpy(), np.moveaxis(ref, 1, -1), rtol=1e-5, atol=1e-6)
 
 
@@ -176,8 +213,9 @@ def test_pooling_channel_last(layout, pool_type):
 def test_pooling_same(case, pool_type):
     shape, kernel, stride = case
     x = RNG.standard_normal(shape).astype(np.float32)
-    out = nd.Pooling(nd.array(x), kernel=kernel, stride=stride, pool_type=pool_type,
-                     pooling_convention="same")
+    out = nd.Pooling(
+        nd.array(x), kernel=kernel, stride=stride, pool_type=pool_type, pooling_convention="same"
+    )
     ref = np_pool(x, kernel, stride, None, pool_type, "same")
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-6)
 
@@ -197,18 +235,21 @@ def test_upsampling_nearest():
     b = RNG.standard_normal((2, 1, 4, 6)).astype(np.float32)
     c = RNG.standard_normal((2, 2, 4, 6)).astype(np.float32)
     up = lambda v, s: v.repeat(s, axis=2).repeat(s, axis=3)  # noqa: E731
-    out, (ga,) = run_with_grads(lambda v: nd.UpSampling(v, scale=3, sample_type="nearest"),
-                                [a], np.ones((2, 2, 6, 9)))
+    out, (ga,) = run_with_grads(
+        lambda v: nd.UpSampling(v, scale=3, sample_type="nearest"), [a], np.ones((2, 2, 6, 9))
+    )
     np.testing.assert_allclose(out, up(a, 3))
     np.testing.assert_allclose(ga, np.full(a.shape, 9.0))
     out = nd.UpSampling(nd.array(a), nd.array(b), scale=2, sample_type="nearest", num_args=2)
     np.testing.assert_allclose(out.asnumpy(), np.concatenate([up(a, 2), b], axis=1))
-    out = nd.UpSampling(nd.array(a), nd.array(c), scale=2, sample_type="nearest",
-                        multi_input_mode="sum")
+    out = nd.UpSampling(
+        nd.array(a), nd.array(c), scale=2, sample_type="nearest", multi_input_mode="sum"
+    )
     np.testing.assert_allclose(out.asnumpy(), up(a, 2) + c, rtol=1e-6)
     with pytest.raises(MXNetError, match="UpSampling"):
-        nd.UpSampling(nd.array(a), nd.array(b), scale=2, sample_type="nearest",
-                      multi_input_mode="sum")
+        nd.UpSampling(
+            nd.array(a), nd.array(b), scale=2, sample_type="nearest", multi_input_mode="sum"
+        )
 
 
 @pytest.mark.parametrize("scale", [2, 3])
@@ -223,9 +264,10 @@ def test_upsampling_bilinear(scale):
             for j in range(3):
                 rows, cols = slice(i * scale, i * scale + k), slice(j * scale, j * scale + k)
                 buf[0, c, rows, cols] += x[0, c, i, j] * w[c, 0]
-    ref = buf[:, :, pad:full - pad, pad:full - pad]
-    out = nd.UpSampling(nd.array(x), nd.array(w), scale=scale, sample_type="bilinear",
-                        num_filter=2, num_args=2)
+    ref = buf[:, :, pad : full - pad, pad : full - pad]
+    out = nd.UpSampling(
+        nd.array(x), nd.array(w), scale=scale, sample_type="bilinear", num_filter=2, num_args=2
+    )
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-4, atol=1e-5)
     op = registry.get("UpSampling")
     attrs = op.attr_dict(op.parse_attrs(dict(scale=scale, sample_type="bilinear", num_args=2))[0])
@@ -233,8 +275,10 @@ def test_upsampling_bilinear(scale):
 
 
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
-@pytest.mark.parametrize("shape,width", [((1, 2, 3, 4), (0, 0, 0, 0, 2, 1, 1, 2)),
-                                         ((1, 2, 3, 3, 4), (0, 0, 1, 0, 1, 2, 0, 1, 2, 2))])
+@pytest.mark.parametrize(
+    "shape,width",
+    [((1, 2, 3, 4), (0, 0, 0, 0, 2, 1, 1, 2)), ((1, 2, 3, 3, 4), (0, 0, 1, 0, 1, 2, 0, 1, 2, 2))],
+)
 def test_pad(shape, width, mode):
     x = RNG.standard_normal(shape).astype(np.float32)
     pw = [(width[2 * i], width[2 * i + 1]) for i in range(len(shape))]
@@ -248,7 +292,8 @@ def test_pad(shape, width, mode):
     head = RNG.standard_normal(expect.shape)
     fn = nd.Pad if mode != "edge" else nd.pad
     out, (grad,) = run_with_grads(
-        lambda v: fn(v, mode=mode, pad_width=width, constant_value=1.5), [x], head)
+        lambda v: fn(v, mode=mode, pad_width=width, constant_value=1.5), [x], head
+    )
     np.testing.assert_allclose(out, expect, rtol=1e-6)
     check_fd(ref, x, head, grad)
     with pytest.raises(MXNetError, match="pad_width"):

@@ -23,7 +23,11 @@ DISTS = {
     "poisson": (nd.random.poisson, (3.0,), 3.0, 3.0),
     "negative_binomial": (nd.random.negative_binomial, (3, 0.4), 3 * 0.6 / 0.4, 3 * 0.6 / 0.16),
     "generalized_negative_binomial": (
-        nd.random.generalized_negative_binomial, (2.0, 0.5), 2.0, 2.0 + 0.5 * 4.0),
+        nd.random.generalized_negative_binomial,
+        (2.0, 0.5),
+        2.0,
+        2.0 + 0.5 * 4.0,
+    ),
 }
 
 
@@ -38,8 +42,11 @@ def _check_moments(x, mean, var, axis=None):
 CHEAP = ["uniform", "normal", "exponential"]  # gamma/poisson kernels take seconds to compile
 
 
-@pytest.mark.parametrize("name,shape", [(n, s) for n in CHEAP for s in [(3,), (2, 3), 4]]
-                         + [(n, (2, 3)) for n in DISTS if n not in CHEAP])
+@pytest.mark.parametrize(
+    "name,shape",
+    [(n, s) for n in CHEAP for s in [(3,), (2, 3), 4]]
+    + [(n, (2, 3)) for n in DISTS if n not in CHEAP],
+)
 def test_shape_and_default_dtype(name, shape):
     fn, args, _, _ = DISTS[name]
     out = fn(*args, shape=shape)
@@ -175,13 +182,16 @@ def test_sample_normal_and_uniform_per_element():
     assert nd.sample_uniform(nd.zeros((3,)), nd.ones((3,))).shape == (3,)
 
 
-@pytest.mark.parametrize("name,params,mean,var", [
-    ("exponential", ([1.0, 4.0],), [1.0, 4.0], [1.0, 16.0]),
-    ("gamma", ([2.0, 0.5], [1.0, 3.0]), [2.0, 1.5], [2.0, 4.5]),
-    ("poisson", ([1.0, 20.0],), [1.0, 20.0], [1.0, 20.0]),
-    ("negative_binomial", ([2.0, 5.0], [0.5, 0.8]), [2.0, 1.25], [4.0, 1.5625]),
-    ("generalized_negative_binomial", ([3.0, 1.0], [0.0, 1.0]), [3.0, 1.0], [3.0, 2.0]),
-])
+@pytest.mark.parametrize(
+    "name,params,mean,var",
+    [
+        ("exponential", ([1.0, 4.0],), [1.0, 4.0], [1.0, 16.0]),
+        ("gamma", ([2.0, 0.5], [1.0, 3.0]), [2.0, 1.5], [2.0, 4.5]),
+        ("poisson", ([1.0, 20.0],), [1.0, 20.0], [1.0, 20.0]),
+        ("negative_binomial", ([2.0, 5.0], [0.5, 0.8]), [2.0, 1.25], [4.0, 1.5625]),
+        ("generalized_negative_binomial", ([3.0, 1.0], [0.0, 1.0]), [3.0, 1.0], [3.0, 2.0]),
+    ],
+)
 def test_sample_ops_per_element_moments(name, params, mean, var):
     mx.random.seed(2)
     args = [nd.array(np.array(p, np.float32)) for p in params]
@@ -205,20 +215,26 @@ def test_mixed_parameters_rejected():
         nd.random.uniform(nd.array([0.0]), 2.0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: nd.random.uniform(2, 1, shape=(2,)),
-    lambda: nd.random.normal(0, -1, shape=(2,)),
-    lambda: nd.random.gamma(-1, 1, shape=(2,)),
-    lambda: nd.random.poisson(-1, shape=(2,)),
-    lambda: nd.random.negative_binomial(2, 1.5, shape=(2,)),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: nd.random.uniform(2, 1, shape=(2,)),
+        lambda: nd.random.normal(0, -1, shape=(2,)),
+        lambda: nd.random.gamma(-1, 1, shape=(2,)),
+        lambda: nd.random.poisson(-1, shape=(2,)),
+        lambda: nd.random.negative_binomial(2, 1.5, shape=(2,)),
+    ],
+)
 def test_invalid_parameters(call):
     with pytest.raises(MXNetError):
         call()
 
 
-@pytest.mark.parametrize("name,dtype", [(n, d) for n in CHEAP for d in ["float32", "float16"]]
-                         + [("gamma", "float32"), ("poisson", "float16")])
+@pytest.mark.parametrize(
+    "name,dtype",
+    [(n, d) for n in CHEAP for d in ["float32", "float16"]]
+    + [("gamma", "float32"), ("poisson", "float16")],
+)
 def test_like_ops(name, dtype):
     data = nd.zeros((3, 4), dtype=dtype)
     out = getattr(nd.random, name + "_like")(data)
@@ -236,10 +252,23 @@ def test_like_moments():
 
 # ----------------------------------------------------------------------------- ops / nd layer
 def test_registry_names_and_string_attrs():
-    for n in ("_random_uniform", "random_uniform", "uniform", "_random_normal", "normal",
-              "random_normal", "_random_randint", "_sample_multinomial", "sample_multinomial",
-              "_shuffle", "shuffle", "_sample_uniform", "sample_normal",
-              "_random_uniform_like", "_random_normal_like"):
+    for n in (
+        "_random_uniform",
+        "random_uniform",
+        "uniform",
+        "_random_normal",
+        "normal",
+        "random_normal",
+        "_random_randint",
+        "_sample_multinomial",
+        "sample_multinomial",
+        "_shuffle",
+        "shuffle",
+        "_sample_uniform",
+        "sample_normal",
+        "_random_uniform_like",
+        "_random_normal_like",
+    ):
         assert registry.get(n).random
     x = nd._random_uniform(low="2", high="3", shape="(2, 2)", dtype="float16").asnumpy()
     assert x.shape == (2, 2) and x.dtype == np.float16

@@ -54,11 +54,24 @@ def nd_grad(fn, x_np, head):
     return x.grad.asnumpy()
 
 
-REF = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
-       "nansum": np.nansum, "nanprod": np.nanprod}
-CASES = [((5,), None, False, False), ((2, 3, 4), 1, False, False), ((2, 3, 4), (0, 2), True, False),
-         ((2, 3, 4), -1, False, True), ((2, 3, 4), (0, 1), True, True), ((3, 4), None, True, False),
-         ((2, 3, 4), (0, 1, 2), False, True)]
+REF = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "max": np.max,
+    "min": np.min,
+    "prod": np.prod,
+    "nansum": np.nansum,
+    "nanprod": np.nanprod,
+}
+CASES = [
+    ((5,), None, False, False),
+    ((2, 3, 4), 1, False, False),
+    ((2, 3, 4), (0, 2), True, False),
+    ((2, 3, 4), -1, False, True),
+    ((2, 3, 4), (0, 1), True, True),
+    ((3, 4), None, True, False),
+    ((2, 3, 4), (0, 1, 2), False, True),
+]
 
 
 @pytest.mark.parametrize("name", list(REF))
@@ -75,8 +88,11 @@ def test_reduce_forward(name, shape, axis, keepdims, exclude):
 
 def test_reduce_string_attrs_aliases_and_fluent():
     x = RNG.randn(2, 3, 4).astype(np.float32)
-    np.testing.assert_allclose(nd.sum(nd.array(x), axis="(0, 2)", keepdims="True").asnumpy(),
-                               x.sum(axis=(0, 2), keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(
+        nd.sum(nd.array(x), axis="(0, 2)", keepdims="True").asnumpy(),
+        x.sum(axis=(0, 2), keepdims=True),
+        rtol=1e-5,
+    )
     np.testing.assert_allclose(nd.sum(nd.array(x), axis="()").asnumpy(), [x.sum()], rtol=1e-5)
     np.testing.assert_allclose(nd.sum_axis(nd.array(x), axis=1).asnumpy(), x.sum(1), rtol=1e-5)
     np.testing.assert_allclose(nd.max_axis(nd.array(x), axis=0).asnumpy(), x.max(0))
@@ -104,8 +120,9 @@ def test_reduce_errors():
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "prod", "nansum"])
-@pytest.mark.parametrize("shape,axis,keepdims", [((4,), None, False), ((2, 3), 1, True),
-                                                 ((2, 3, 2), (0, 2), False)])
+@pytest.mark.parametrize(
+    "shape,axis,keepdims", [((4,), None, False), ((2, 3), 1, True), ((2, 3, 2), (0, 2), False)]
+)
 def test_reduce_grad(name, shape, axis, keepdims):
     x = RNG.uniform(0.5, 1.5, shape)
     ref = np_reduce(REF[name], x, axis, keepdims)
@@ -134,16 +151,20 @@ def test_extreme_grad_ties(name):
 @pytest.mark.parametrize("axis,keepdims", [(None, False), (1, False), ((1, 2), True), (-1, True)])
 def test_norm(ord_, axis, keepdims):
     x = RNG.randn(2, 3, 4)
-    f = (lambda v, axis, keepdims: np.abs(v).sum(axis=axis, keepdims=keepdims)) if ord_ == 1 else (
-        lambda v, axis, keepdims: np.sqrt((v * v).sum(axis=axis, keepdims=keepdims)))
+    f = (
+        (lambda v, axis, keepdims: np.abs(v).sum(axis=axis, keepdims=keepdims))
+        if ord_ == 1
+        else (lambda v, axis, keepdims: np.sqrt((v * v).sum(axis=axis, keepdims=keepdims)))
+    )
     ref = np_reduce(f, x, axis, keepdims)
     out = nd.norm(nd.array(x), ord=ord_, axis=axis, keepdims=keepdims)
     assert out.shape == ref.shape
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5)
     head = RNG.randn(*ref.shape)
     g = nd_grad(lambda a: nd.norm(a, ord=ord_, axis=axis, keepdims=keepdims), x, head)
-    np.testing.assert_allclose(g, numeric_grad(lambda v: np_reduce(f, v, axis, keepdims), x, head),
-                               rtol=1e-2, atol=1e-3)
+    np.testing.assert_allclose(
+        g, numeric_grad(lambda v: np_reduce(f, v, axis, keepdims), x, head), rtol=1e-2, atol=1e-3
+    )
 
 
 def test_norm_out_dtype_and_errors():
@@ -156,8 +177,9 @@ def test_norm_out_dtype_and_errors():
 
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
-@pytest.mark.parametrize("axis,keepdims", [(None, False), (None, True), (0, False), (-1, True),
-                                           (1, False)])
+@pytest.mark.parametrize(
+    "axis,keepdims", [(None, False), (None, True), (0, False), (-1, True), (1, False)]
+)
 def test_argmax_argmin(name, axis, keepdims):
     x = RNG.randn(2, 3, 4).astype(np.float32)
     x[0, 1, :2] = x.max() + 1 if name == "argmax" else x.min() - 1  # a tie: first index wins

@@ -56,8 +56,9 @@ def test_registering_twice_is_an_error():
 
 def test_attribute_string_forms():
     op = registry.get("Convolution")
-    a, _ = op.parse_attrs({"kernel": "(3, 3)", "num_filter": "8", "no_bias": "True",
-                           "stride": "[2, 2]"})
+    a, _ = op.parse_attrs(
+        {"kernel": "(3, 3)", "num_filter": "8", "no_bias": "True", "stride": "[2, 2]"}
+    )
     b, _ = op.parse_attrs({"kernel": (3, 3), "num_filter": 8, "no_bias": True, "stride": (2, 2)})
     assert a == b
     with pytest.raises(mx.base.AttrError, match="kernel"):

@@ -18,7 +18,7 @@ def to_tb(x, axis):
 def np_mask(x, lens, axis, value):
     out = to_tb(x.copy(), axis)
     for b, n in enumerate(lens):
-        out[int(n):, b] = value
+        out[int(n) :, b] = value
     return to_tb(out, axis)
 
 
@@ -61,8 +61,12 @@ def test_sequence_mask(shape, axis, value):
     lens = RNG.randint(1, T + 1, B).astype(np.float32)
     ref = np_mask(x, lens, axis, value)
     head = RNG.randn(*shape)
-    out, g = run_with_grad(lambda a, s: nd.SequenceMask(a, s, use_sequence_length=True,
-                                                        value=value, axis=axis), x, lens, head)
+    out, g = run_with_grad(
+        lambda a, s: nd.SequenceMask(a, s, use_sequence_length=True, value=value, axis=axis),
+        x,
+        lens,
+        head,
+    )
     np.testing.assert_allclose(out, ref, rtol=1e-6)
     np.testing.assert_allclose(g, np_mask(head, lens, axis, 0.0), rtol=1e-6)
     np.testing.assert_allclose(nd.SequenceMask(nd.array(x), axis=axis).asnumpy(), x, rtol=1e-6)
@@ -72,8 +76,7 @@ def test_sequence_mask_mxnet_values():
     y = nd.arange(12).reshape((3, 2, 2))
     # printed by MXNet 1.9.1 (fractional lengths truncate; lengths > T keep everything)
     out = nd.SequenceMask(y, nd.array([1, 3]), use_sequence_length=True, value=-1)
-    np.testing.assert_array_equal(out.asnumpy().ravel(),
-                                  [0, 1, 2, 3, -1, -1, 6, 7, -1, -1, 10, 11])
+    np.testing.assert_array_equal(out.asnumpy().ravel(), [0, 1, 2, 3, -1, -1, 6, 7, -1, -1, 10, 11])
     out = nd.SequenceMask(y, nd.array([1.5, 2.7]), use_sequence_length="1")
     np.testing.assert_array_equal(out.asnumpy().ravel(), [0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 0])
 
@@ -86,8 +89,11 @@ def test_sequence_last(shape, axis, use_len):
     lens = RNG.randint(1, T + 1, B).astype(np.float32) if use_len else None
     ref = np_last(x, lens, axis)
     head = RNG.randn(*ref.shape)
-    fn = (lambda a, s: nd.SequenceLast(a, s, use_sequence_length=True, axis=axis)) if use_len \
+    fn = (
+        (lambda a, s: nd.SequenceLast(a, s, use_sequence_length=True, axis=axis))
+        if use_len
         else (lambda a: nd.SequenceLast(a, axis=axis))
+    )
     out, g = run_with_grad(fn, x, lens, head)
     np.testing.assert_allclose(out, ref, rtol=1e-6)
     expect = np.zeros_like(to_tb(x, axis))
@@ -104,8 +110,11 @@ def test_sequence_reverse(shape, axis, use_len):
     lens = RNG.randint(0, T + 1, B).astype(np.float32) if use_len else None
     ref = np_reverse(x, lens, axis)
     head = RNG.randn(*shape)
-    fn = (lambda a, s: nd.SequenceReverse(a, s, use_sequence_length=True, axis=axis)) if use_len \
+    fn = (
+        (lambda a, s: nd.SequenceReverse(a, s, use_sequence_length=True, axis=axis))
+        if use_len
         else (lambda a: nd.SequenceReverse(a, axis=axis))
+    )
     out, g = run_with_grad(fn, x, lens, head)
     np.testing.assert_allclose(out, ref, rtol=1e-6)
     np.testing.assert_allclose(g, np_reverse(head, lens, axis), rtol=1e-6)  # a permutation

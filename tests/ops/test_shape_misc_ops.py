@@ -28,28 +28,36 @@ def test_flip(axis):
     np.testing.assert_allclose(nd.flip(nd.array(x), axis=axis).asnumpy(), ref, rtol=1e-6)
     np.testing.assert_allclose(nd.reverse(nd.array(x), axis=axis).asnumpy(), ref, rtol=1e-6)
     head = RNG.randn(*x.shape)
-    np.testing.assert_allclose(grad_of(lambda a: nd.flip(a, axis=axis), x, head),
-                               np.flip(head, ax) if ax != () else head, rtol=1e-6)
+    np.testing.assert_allclose(
+        grad_of(lambda a: nd.flip(a, axis=axis), x, head),
+        np.flip(head, ax) if ax != () else head,
+        rtol=1e-6,
+    )
 
 
 @pytest.mark.parametrize("dim1,dim2", [(0, 2), (1, 1), (-1, 0), (0, 0)])
 def test_swapaxes(dim1, dim2):
     x = RNG.randn(2, 3, 4)
     ref = np.swapaxes(x, dim1, dim2)
-    np.testing.assert_allclose(nd.swapaxes(nd.array(x), dim1=dim1, dim2=dim2).asnumpy(), ref,
-                               rtol=1e-6)
-    np.testing.assert_allclose(nd.SwapAxis(nd.array(x), dim1=dim1, dim2=dim2).asnumpy(), ref,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        nd.swapaxes(nd.array(x), dim1=dim1, dim2=dim2).asnumpy(), ref, rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        nd.SwapAxis(nd.array(x), dim1=dim1, dim2=dim2).asnumpy(), ref, rtol=1e-6
+    )
     with pytest.raises(MXNetError):
         nd.swapaxes(nd.array(x), dim1=0, dim2=3)
 
 
-@pytest.mark.parametrize("lshape,rshape,kw,expect", [
-    ((2, 3, 4), (4, 6), {}, (4, 6)),
-    ((30, 7), (15, 2, 4), dict(lhs_begin=0, lhs_end=1, rhs_begin=0, rhs_end=2), (15, 2, 7)),
-    ((2, 3, 4), (6,), dict(lhs_begin=-3, lhs_end=-1), (6, 4)),
-    ((2, 3, 4), (1, 12), dict(lhs_begin=1, rhs_begin=1), (2, 12)),
-])
+@pytest.mark.parametrize(
+    "lshape,rshape,kw,expect",
+    [
+        ((2, 3, 4), (4, 6), {}, (4, 6)),
+        ((30, 7), (15, 2, 4), dict(lhs_begin=0, lhs_end=1, rhs_begin=0, rhs_end=2), (15, 2, 7)),
+        ((2, 3, 4), (6,), dict(lhs_begin=-3, lhs_end=-1), (6, 4)),
+        ((2, 3, 4), (1, 12), dict(lhs_begin=1, rhs_begin=1), (2, 12)),
+    ],
+)
 def test_reshape_like(lshape, rshape, kw, expect):
     x = RNG.randn(*lshape)
     out = nd.reshape_like(nd.array(x), nd.ones(rshape), **kw)
@@ -88,7 +96,7 @@ def np_depth_to_space(x, b):
     out = np.zeros((n, cc, h * b, w * b), x.dtype)
     for i in range(b):
         for j in range(b):
-            out[:, :, i::b, j::b] = x[:, (i * b + j) * cc:(i * b + j + 1) * cc]
+            out[:, :, i::b, j::b] = x[:, (i * b + j) * cc : (i * b + j + 1) * cc]
     return out
 
 
@@ -97,7 +105,7 @@ def np_space_to_depth(x, b):
     out = np.zeros((n, c * b * b, h // b, w // b), x.dtype)
     for i in range(b):
         for j in range(b):
-            out[:, (i * b + j) * c:(i * b + j + 1) * c] = x[:, :, i::b, j::b]
+            out[:, (i * b + j) * c : (i * b + j + 1) * c] = x[:, :, i::b, j::b]
     return out
 
 
@@ -109,8 +117,11 @@ def test_depth_to_space(shape, b):
     back = nd.space_to_depth(out, block_size=b)
     np.testing.assert_array_equal(back.asnumpy(), x)
     head = RNG.randn(*out.shape)
-    np.testing.assert_allclose(grad_of(lambda a: nd.depth_to_space(a, block_size=b), x, head),
-                               np_space_to_depth(head, b), rtol=1e-6)
+    np.testing.assert_allclose(
+        grad_of(lambda a: nd.depth_to_space(a, block_size=b), x, head),
+        np_space_to_depth(head, b),
+        rtol=1e-6,
+    )
 
 
 def test_depth_to_space_mxnet_values():

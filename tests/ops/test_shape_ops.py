@@ -60,8 +60,10 @@ def test_reshape_string_forms_alias_and_method():
     assert nd.reshape(x, target_shape=(6, 0)).shape == (6, 4)
 
 
-@pytest.mark.parametrize("codes", [(4, 0), (5, -1), (-1, -1), (0, 0, 0, 0), (-3, -3, -3), (7,),
-                                   (-4, -1, -1, -2), (-4, 2, 2, -2)])
+@pytest.mark.parametrize(
+    "codes",
+    [(4, 0), (5, -1), (-1, -1), (0, 0, 0, 0), (-3, -3, -3), (7,), (-4, -1, -1, -2), (-4, 2, 2, -2)],
+)
 def test_reshape_shape_errors(codes):
     with pytest.raises(ShapeError):
         nd.reshape(nd.ones((2, 3, 4)), shape=codes)
@@ -98,8 +100,15 @@ def test_expand_dims(axis):
         nd.expand_dims(nd.array(x), axis=4)
 
 
-@pytest.mark.parametrize("shape,axis,expect", [((1, 3, 1), None, (3,)), ((1, 3, 1), 2, (1, 3)),
-                                               ((1, 3, 1), (0, -1), (3,)), ((1, 1), None, (1,))])
+@pytest.mark.parametrize(
+    "shape,axis,expect",
+    [
+        ((1, 3, 1), None, (3,)),
+        ((1, 3, 1), 2, (1, 3)),
+        ((1, 3, 1), (0, -1), (3,)),
+        ((1, 1), None, (1,)),
+    ],
+)
 def test_squeeze(shape, axis, expect):
     x = RNG.randn(*shape)
     out = nd.squeeze(nd.array(x), axis=axis)
@@ -116,8 +125,9 @@ def test_concat(dim, n):
     ref = np.concatenate(xs, axis=int(dim))
     out = nd.Concat(*[nd.array(x) for x in xs], dim=dim)
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-6)
-    np.testing.assert_allclose(nd.concat(*[nd.array(x) for x in xs], dim=dim).asnumpy(), ref,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        nd.concat(*[nd.array(x) for x in xs], dim=dim).asnumpy(), ref, rtol=1e-6
+    )
     head = RNG.randn(*ref.shape)
     grads = grad_of(lambda *a: nd.Concat(*a, dim=dim), xs, head)
     for g, part in zip(grads, np.split(head, n, axis=int(dim)), strict=False):
@@ -146,8 +156,9 @@ def test_stack(axis):
         nd.stack(nd.ones((2, 3)), nd.ones((2, 4)))
 
 
-@pytest.mark.parametrize("n,axis,squeeze", [(3, 1, False), (3, 1, True), (2, -1, False),
-                                            (2, 0, True), (4, 2, False)])
+@pytest.mark.parametrize(
+    "n,axis,squeeze", [(3, 1, False), (3, 1, True), (2, -1, False), (2, 0, True), (4, 2, False)]
+)
 def test_split(n, axis, squeeze):
     x = RNG.randn(2, 3, 4)
     outs = nd.split(nd.array(x), num_outputs=n, axis=axis, squeeze_axis=squeeze)
@@ -170,8 +181,9 @@ def test_split_single_error_and_grad():
         p, q = nd.split(a, num_outputs=2, axis=2)
         y = p * 2 + q * 3
     y.backward()
-    np.testing.assert_allclose(a.grad.asnumpy(), np.concatenate([np.full((2, 3, 2), 2.0),
-                                                                 np.full((2, 3, 2), 3.0)], 2))
+    np.testing.assert_allclose(
+        a.grad.asnumpy(), np.concatenate([np.full((2, 3, 2), 2.0), np.full((2, 3, 2), 3.0)], 2)
+    )
 
 
 @pytest.mark.parametrize("reps", [(2,), (2, 1, 1, 2), (1, 3, 1), "(2, 2)"])
@@ -188,7 +200,8 @@ def test_tile(reps):
 def test_repeat(repeats, axis):
     x = RNG.randn(2, 3, 4)
     ref = np.repeat(x, repeats, axis=axis)
-    np.testing.assert_allclose(nd.repeat(nd.array(x), repeats=repeats, axis=axis).asnumpy(), ref,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        nd.repeat(nd.array(x), repeats=repeats, axis=axis).asnumpy(), ref, rtol=1e-6
+    )
     (g,) = grad_of(lambda a: nd.repeat(a, repeats=repeats, axis=axis), [x], np.ones(ref.shape))
     np.testing.assert_allclose(g, np.full(x.shape, float(repeats)))

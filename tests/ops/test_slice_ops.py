@@ -41,14 +41,16 @@ def test_slice(begin, end, step):
     ref = x[key]
     out = nd.slice(nd.array(x), begin=begin, end=end, step=step)
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-6)
-    np.testing.assert_allclose(nd.crop(nd.array(x), begin=begin, end=end, step=step).asnumpy(),
-                               ref, rtol=1e-6)
+    np.testing.assert_allclose(
+        nd.crop(nd.array(x), begin=begin, end=end, step=step).asnumpy(), ref, rtol=1e-6
+    )
     if ref.size:
         head = RNG.randn(*ref.shape)
         expect = np.zeros_like(x)
         expect[key] = head
         np.testing.assert_allclose(
-            grad_of(lambda a: nd.slice(a, begin=begin, end=end, step=step), x, head), expect)
+            grad_of(lambda a: nd.slice(a, begin=begin, end=end, step=step), x, head), expect
+        )
 
 
 def test_slice_errors():
@@ -75,7 +77,8 @@ def test_slice_axis(axis, begin, end):
     expect = np.zeros_like(x)
     expect[tuple(key)] = head
     np.testing.assert_allclose(
-        grad_of(lambda a: nd.slice_axis(a, axis=axis, begin=begin, end=end), x, head), expect)
+        grad_of(lambda a: nd.slice_axis(a, axis=axis, begin=begin, end=end), x, head), expect
+    )
 
 
 def test_slice_axis_errors():
@@ -85,9 +88,10 @@ def test_slice_axis_errors():
         nd.slice_axis(nd.ones((2, 3)), axis=1, begin=2, end=1)
 
 
-@pytest.mark.parametrize("like,axes,expect", [((1, 2, 3), (), (1, 2, 3)),
-                                              ((1, 2, 3), (0, -1), (1, 3, 3)),
-                                              ((1, 2), (1,), (2, 2, 4))])
+@pytest.mark.parametrize(
+    "like,axes,expect",
+    [((1, 2, 3), (), (1, 2, 3)), ((1, 2, 3), (0, -1), (1, 3, 3)), ((1, 2), (1,), (2, 2, 4))],
+)
 def test_slice_like(like, axes, expect):
     x = RNG.randn(2, 3, 4)
     out = nd.slice_like(nd.array(x), nd.ones(like), axes=axes)
@@ -97,8 +101,10 @@ def test_slice_like(like, axes, expect):
         nd.slice_like(nd.array(x), nd.ones((3, 2, 3)))
 
 
-@pytest.mark.parametrize("src,shape,expect", [((1, 3, 1), (2, 0, 4), (2, 3, 4)),
-                                              ((2, 1), (2, 5), (2, 5)), ((1,), (3,), (3,))])
+@pytest.mark.parametrize(
+    "src,shape,expect",
+    [((1, 3, 1), (2, 0, 4), (2, 3, 4)), ((2, 1), (2, 5), (2, 5)), ((1,), (3,), (3,))],
+)
 def test_broadcast_to(src, shape, expect):
     x = RNG.randn(*src)
     out = nd.broadcast_to(nd.array(x), shape=shape)
@@ -133,8 +139,9 @@ def test_broadcast_like_and_axis():
         nd.broadcast_like(nd.ones((2, 3)), nd.ones((4, 3)))
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "int32", "uint8", "int8", "bool",
-                                   np.float16])
+@pytest.mark.parametrize(
+    "dtype", ["float16", "float32", "int32", "uint8", "int8", "bool", np.float16]
+)
 def test_cast(dtype):
     x = np.array([1.7, -1.7, 0.0, 100.2], np.float32)
     out = nd.Cast(nd.array(x), dtype=dtype)
@@ -155,10 +162,19 @@ def test_cast_wraps_like_mxnet_and_grad():
         nd.Cast(nd.array(x), dtype="complex64")
 
 
-@pytest.mark.parametrize("shape,k,axis1,axis2", [((3, 4), 0, 0, 1), ((3, 4), 1, 0, 1),
-                                                 ((3, 4), -2, 0, 1), ((3,), 0, 0, 1),
-                                                 ((2,), -1, 0, 1), ((2, 3, 4), 0, 0, 1),
-                                                 ((2, 3, 4), 1, 0, 2), ((2, 3, 4), 0, -1, 1)])
+@pytest.mark.parametrize(
+    "shape,k,axis1,axis2",
+    [
+        ((3, 4), 0, 0, 1),
+        ((3, 4), 1, 0, 1),
+        ((3, 4), -2, 0, 1),
+        ((3,), 0, 0, 1),
+        ((2,), -1, 0, 1),
+        ((2, 3, 4), 0, 0, 1),
+        ((2, 3, 4), 1, 0, 2),
+        ((2, 3, 4), 0, -1, 1),
+    ],
+)
 def test_diag(shape, k, axis1, axis2):
     x = RNG.randn(*shape)
     ref = np.diag(x, k) if x.ndim == 1 else np.diagonal(x, k, axis1, axis2)

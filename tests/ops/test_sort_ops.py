@@ -65,10 +65,12 @@ def test_topk_ties_match_mxnet():
 
 def test_topk_k_all_and_errors():
     x = RNG.randn(2, 5).astype(np.float32)
-    np.testing.assert_array_equal(nd.topk(nd.array(x), k=0, ret_typ="value").asnumpy(),
-                                  -np.sort(-x, axis=-1))
-    np.testing.assert_array_equal(nd.topk(nd.array(x), k="-1", ret_typ="value").asnumpy(),
-                                  -np.sort(-x, axis=-1))
+    np.testing.assert_array_equal(
+        nd.topk(nd.array(x), k=0, ret_typ="value").asnumpy(), -np.sort(-x, axis=-1)
+    )
+    np.testing.assert_array_equal(
+        nd.topk(nd.array(x), k="-1", ret_typ="value").asnumpy(), -np.sort(-x, axis=-1)
+    )
     with pytest.raises(MXNetError):
         nd.topk(nd.array(x), k=6)
     with pytest.raises(AttrError):
@@ -94,8 +96,10 @@ def test_sort_argsort(shape, axis, is_ascend):
     asc = is_ascend is True
     order, flat, ax = np_order(x, axis, asc)
     a = nd.array(x)
-    np.testing.assert_array_equal(nd.sort(a, axis=axis, is_ascend=is_ascend).asnumpy(),
-                                  np.take_along_axis(flat, order, axis=ax))
+    np.testing.assert_array_equal(
+        nd.sort(a, axis=axis, is_ascend=is_ascend).asnumpy(),
+        np.take_along_axis(flat, order, axis=ax),
+    )
     out = nd.argsort(a, axis=axis, is_ascend=is_ascend)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out.asnumpy(), order)

@@ -28,10 +28,13 @@ FC_EXPECTED = {
         {"op": "null", "name": "data", "inputs": []},
         {"op": "null", "name": "fc1_weight", "attrs": {"num_hidden": "10"}, "inputs": []},
         {"op": "null", "name": "fc1_bias", "attrs": {"num_hidden": "10"}, "inputs": []},
-        {"op": "FullyConnected", "name": "fc1", "attrs": {"num_hidden": "10"},
-         "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
-        {"op": "Activation", "name": "relu1", "attrs": {"act_type": "relu"},
-         "inputs": [[3, 0, 0]]},
+        {
+            "op": "FullyConnected",
+            "name": "fc1",
+            "attrs": {"num_hidden": "10"},
+            "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]],
+        },
+        {"op": "Activation", "name": "relu1", "attrs": {"act_type": "relu"}, "inputs": [[3, 0, 0]]},
     ],
     "arg_nodes": [0, 1, 2],
     "node_row_ptr": [0, 1, 2, 3, 4, 5],
@@ -58,11 +61,17 @@ def test_batchnorm_aux_versions_and_init():
 
 
 def test_variable_attrs_written():
-    v = mx.sym.var("x", shape=(2, 3), lr_mult=2.0, wd_mult=0.5, dtype="float16",
-                   init=mx.init.Zero())
+    v = mx.sym.var(
+        "x", shape=(2, 3), lr_mult=2.0, wd_mult=0.5, dtype="float16", init=mx.init.Zero()
+    )
     node = json.loads(v.tojson())["nodes"][0]
-    assert node["attrs"] == {"__dtype__": "2", "__init__": '["zero", {}]', "__lr_mult__": "2.0",
-                             "__shape__": "(2, 3)", "__wd_mult__": "0.5"}
+    assert node["attrs"] == {
+        "__dtype__": "2",
+        "__init__": '["zero", {}]',
+        "__lr_mult__": "2.0",
+        "__shape__": "(2, 3)",
+        "__wd_mult__": "0.5",
+    }
 
 
 def test_group_heads_and_shared_inputs():
@@ -112,11 +121,20 @@ def test_loaded_graph_computes():
 
 
 def test_aliases_and_string_attrs_parse():
-    doc = {"nodes": [{"op": "null", "name": "x", "inputs": []},
-                     {"op": "flatten", "name": "f", "inputs": [[0, 0, 0]]},
-                     {"op": "clip", "name": "c", "attrs": {"a_min": "-1", "a_max": "1.5"},
-                      "inputs": [[1, 0, 0]]}],
-           "arg_nodes": [0], "heads": [[2, 0, 0]]}
+    doc = {
+        "nodes": [
+            {"op": "null", "name": "x", "inputs": []},
+            {"op": "flatten", "name": "f", "inputs": [[0, 0, 0]]},
+            {
+                "op": "clip",
+                "name": "c",
+                "attrs": {"a_min": "-1", "a_max": "1.5"},
+                "inputs": [[1, 0, 0]],
+            },
+        ],
+        "arg_nodes": [0],
+        "heads": [[2, 0, 0]],
+    }
     s = mx.sym.load_json(json.dumps(doc))
     _, outs, _ = s.infer_shape(x=(2, 3, 4))
     assert outs == [(2, 12)]
@@ -125,15 +143,36 @@ def test_aliases_and_string_attrs_parse():
 
 
 def test_legacy_formats():
-    doc = {"nodes": [
-        {"op": "null", "param": {}, "name": "data", "inputs": [], "backward_source_id": -1,
-         "attr": {"ctx_group": "g1"}},
-        {"op": "null", "param": {}, "name": "fc_weight", "inputs": [], "backward_source_id": -1},
-        {"op": "null", "param": {}, "name": "fc_bias", "inputs": [], "backward_source_id": -1},
-        {"op": "FullyConnected", "param": {"no_bias": "False", "num_hidden": "5"},
-         "name": "fc", "inputs": [[0, 0], [1, 0], [2, 0]], "backward_source_id": -1,
-         "attr": {"lr_mult": "0.1"}}],
-        "arg_nodes": [0, 1, 2], "heads": [[3, 0]]}
+    doc = {
+        "nodes": [
+            {
+                "op": "null",
+                "param": {},
+                "name": "data",
+                "inputs": [],
+                "backward_source_id": -1,
+                "attr": {"ctx_group": "g1"},
+            },
+            {
+                "op": "null",
+                "param": {},
+                "name": "fc_weight",
+                "inputs": [],
+                "backward_source_id": -1,
+            },
+            {"op": "null", "param": {}, "name": "fc_bias", "inputs": [], "backward_source_id": -1},
+            {
+                "op": "FullyConnected",
+                "param": {"no_bias": "False", "num_hidden": "5"},
+                "name": "fc",
+                "inputs": [[0, 0], [1, 0], [2, 0]],
+                "backward_source_id": -1,
+                "attr": {"lr_mult": "0.1"},
+            },
+        ],
+        "arg_nodes": [0, 1, 2],
+        "heads": [[3, 0]],
+    }
     s = mx.sym.load_json(json.dumps(doc))
     assert s.list_arguments() == ["data", "fc_weight", "fc_bias"]
     assert s.attr("lr_mult") == "0.1"
@@ -150,9 +189,19 @@ def test_node_loaders_hook():
 
     _json.NODE_LOADERS["testprefix."] = build
     try:
-        doc = {"nodes": [{"op": "null", "name": "x", "inputs": []},
-                         {"op": "testprefix.scale", "name": "s", "attrs": {"k": "2.5"},
-                          "inputs": [[0, 0, 0]]}], "arg_nodes": [0], "heads": [[1, 0, 0]]}
+        doc = {
+            "nodes": [
+                {"op": "null", "name": "x", "inputs": []},
+                {
+                    "op": "testprefix.scale",
+                    "name": "s",
+                    "attrs": {"k": "2.5"},
+                    "inputs": [[0, 0, 0]],
+                },
+            ],
+            "arg_nodes": [0],
+            "heads": [[1, 0, 0]],
+        }
         s = mx.sym.load_json(json.dumps(doc))
         from gluonjax.symbol._eval import graph_function
 
@@ -165,10 +214,16 @@ def test_node_loaders_hook():
 
 # ----------------------------------------------------------------------------- malformed input
 def _doc(**over):
-    doc = {"nodes": [{"op": "null", "name": "x", "inputs": []},
-                     {"op": "relu", "name": "r", "inputs": [[0, 0, 0]]}],
-           "arg_nodes": [0], "node_row_ptr": [0, 1, 2], "heads": [[1, 0, 0]],
-           "attrs": {"mxnet_version": ["int", 10901]}}
+    doc = {
+        "nodes": [
+            {"op": "null", "name": "x", "inputs": []},
+            {"op": "relu", "name": "r", "inputs": [[0, 0, 0]]},
+        ],
+        "arg_nodes": [0],
+        "node_row_ptr": [0, 1, 2],
+        "heads": [[1, 0, 0]],
+        "attrs": {"mxnet_version": ["int", 10901]},
+    }
     doc.update(over)
     return doc
 
@@ -189,43 +244,72 @@ BAD = [
     ("node not object", lambda: json.dumps(_doc(nodes=[1])), "node 0"),
     ("unknown op", lambda: json.dumps(_node1(op="Convolutin")), "Convolution"),
     ("op not string", lambda: json.dumps(_node1(op=3)), "'op' must be a string"),
-    ("missing name", lambda: json.dumps(_doc(nodes=[{"op": "null", "inputs": []}])),
-     "missing field 'name'"),
-    ("missing inputs", lambda: json.dumps(_doc(nodes=[_doc()["nodes"][0],
-                                                      {"op": "relu", "name": "r"}])),
-     "missing field 'inputs'"),
+    (
+        "missing name",
+        lambda: json.dumps(_doc(nodes=[{"op": "null", "inputs": []}])),
+        "missing field 'name'",
+    ),
+    (
+        "missing inputs",
+        lambda: json.dumps(_doc(nodes=[_doc()["nodes"][0], {"op": "relu", "name": "r"}])),
+        "missing field 'inputs'",
+    ),
     ("forward input", lambda: json.dumps(_node1(inputs=[[1, 0, 0]])), "comes after"),
     ("out of range input", lambda: json.dumps(_node1(inputs=[[7, 0, 0]])), "does not exist"),
     ("negative input", lambda: json.dumps(_node1(inputs=[[-1, 0, 0]])), "does not exist"),
     ("bad output index", lambda: json.dumps(_node1(inputs=[[0, 1, 0]])), "output 1"),
     ("input not list", lambda: json.dumps(_node1(inputs=[5])), "input 0 must be"),
     ("input float", lambda: json.dumps(_node1(inputs=[[0.0, 0, 0]])), "input 0 must be"),
-    ("too many inputs", lambda: json.dumps(_node1(inputs=[[0, 0, 0], [0, 0, 0]])),
-     "takes 1 input"),
+    ("too many inputs", lambda: json.dumps(_node1(inputs=[[0, 0, 0], [0, 0, 0]])), "takes 1 input"),
     ("head out of range", lambda: json.dumps(_doc(heads=[[5, 0, 0]])), "head 0"),
     ("head hidden output", lambda: json.dumps(_doc(heads=[[1, 3, 0]])), "head 0"),
-    ("duplicate key", lambda: json.dumps(_doc()).replace('"name": "r"', '"name": "r", "name": "q"'),
-     "duplicate key 'name'"),
-    ("bad attr value", lambda: json.dumps(_node1(op="clip", attrs={"a_min": "abc",
-                                                                   "a_max": "1"})),
-     "a_min"),
-    ("missing required attr", lambda: json.dumps(_node1(op="clip", attrs={"a_min": "0"})),
-     "a_max"),
+    (
+        "duplicate key",
+        lambda: json.dumps(_doc()).replace('"name": "r"', '"name": "r", "name": "q"'),
+        "duplicate key 'name'",
+    ),
+    (
+        "bad attr value",
+        lambda: json.dumps(_node1(op="clip", attrs={"a_min": "abc", "a_max": "1"})),
+        "a_min",
+    ),
+    ("missing required attr", lambda: json.dumps(_node1(op="clip", attrs={"a_min": "0"})), "a_max"),
     ("unknown attr", lambda: json.dumps(_node1(attrs={"bogus": "1"})), "bogus"),
-    ("attr not string", lambda: json.dumps(_node1(op="clip", attrs={"a_min": 0, "a_max": "1"})),
-     "must be a string"),
+    (
+        "attr not string",
+        lambda: json.dumps(_node1(op="clip", attrs={"a_min": 0, "a_max": "1"})),
+        "must be a string",
+    ),
     ("attrs not object", lambda: json.dumps(_node1(attrs=[1])), "'attrs' must be an object"),
-    ("variable with inputs", lambda: json.dumps(_doc(nodes=[
-        {"op": "null", "name": "x", "inputs": []},
-        {"op": "null", "name": "y", "inputs": [[0, 0, 0]]}], heads=[[1, 0, 0]])),
-     "cannot have inputs"),
+    (
+        "variable with inputs",
+        lambda: json.dumps(
+            _doc(
+                nodes=[
+                    {"op": "null", "name": "x", "inputs": []},
+                    {"op": "null", "name": "y", "inputs": [[0, 0, 0]]},
+                ],
+                heads=[[1, 0, 0]],
+            )
+        ),
+        "cannot have inputs",
+    ),
     ("backward node", lambda: json.dumps(_node1(backward_source_id=0)), "backward"),
     ("unknown node field", lambda: json.dumps(_node1(extra_field=1)), "unknown field"),
     ("NaN constant", lambda: json.dumps(_doc()).replace("10901", "NaN"), "NaN"),
     ("arg_nodes not var", lambda: json.dumps(_doc(arg_nodes=[1])), "arg_nodes"),
-    ("bad dtype flag", lambda: json.dumps(_doc(nodes=[
-        {"op": "null", "name": "x", "attrs": {"__dtype__": "99"}, "inputs": []},
-        _doc()["nodes"][1]])), "__dtype__"),
+    (
+        "bad dtype flag",
+        lambda: json.dumps(
+            _doc(
+                nodes=[
+                    {"op": "null", "name": "x", "attrs": {"__dtype__": "99"}, "inputs": []},
+                    _doc()["nodes"][1],
+                ]
+            )
+        ),
+        "__dtype__",
+    ),
 ]
 
 
@@ -277,9 +361,13 @@ MORE_BAD = [
     ("top attrs type", lambda: json.dumps(_doc(attrs=[])), "'attrs'"),
     ("arg_nodes type", lambda: json.dumps(_doc(arg_nodes=[0.5])), "arg_nodes"),
     ("deep nesting", lambda: "[" * 100000 + "]" * 100000, "nesting too deep"),
-    ("empty var name", lambda: json.dumps(_doc(nodes=[{"op": "null", "name": "",
-                                                       "inputs": []}], heads=[[0, 0, 0]])),
-     "non-empty name"),
+    (
+        "empty var name",
+        lambda: json.dumps(
+            _doc(nodes=[{"op": "null", "name": "", "inputs": []}], heads=[[0, 0, 0]])
+        ),
+        "non-empty name",
+    ),
     ("name not string", lambda: json.dumps(_node1(name=7)), "'name' must be a string"),
     ("inputs not list", lambda: json.dumps(_node1(inputs={"a": 1})), "'inputs' must be a list"),
     ("bool in entry", lambda: json.dumps(_node1(inputs=[[True, 0, 0]])), "input 0 must be"),

@@ -66,8 +66,12 @@ def test_load_mxnet_json_and_run(name):
     for g, r in zip(got, outs):
         assert g.shape == r.shape
         assert g.dtype == r.dtype
-        np.testing.assert_allclose(g.astype(np.float32), r.astype(np.float32),
-                                   rtol=1e-4, atol=1e-5 if r.dtype != np.float16 else 1e-3)
+        np.testing.assert_allclose(
+            g.astype(np.float32),
+            r.astype(np.float32),
+            rtol=1e-4,
+            atol=1e-5 if r.dtype != np.float16 else 1e-3,
+        )
     # writing it back gives MXNet's document again
     assert json.loads(sym.tojson()) == json.loads(ref_json)
 
@@ -98,8 +102,7 @@ def test_file_roundtrip_matches_mxnet_outputs(name, tmp_path):
     sym.save(str(tmp_path / "again.json"))
     again = mx.sym.load(str(tmp_path / "again.json"))
     for g, r in zip(_run(again, args, aux), outs):
-        np.testing.assert_allclose(g.astype(np.float32), r.astype(np.float32),
-                                   rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(g.astype(np.float32), r.astype(np.float32), rtol=1e-4, atol=1e-3)
 
 
 MXNET_RUN = r"""
@@ -136,12 +139,19 @@ def test_mxnet_loads_gluonjax_json(tmp_path):
     listing = json.loads(run_mxnet(MXNET_RUN % {"names": json.dumps(NAMES), "tmp": tmp_path}))
     for name in NAMES:
         sym, got = ours[name]
-        assert listing[name] == [sym.list_arguments(), sym.list_auxiliary_states(),
-                                 sym.list_outputs()]
+        assert listing[name] == [
+            sym.list_arguments(),
+            sym.list_auxiliary_states(),
+            sym.list_outputs(),
+        ]
         with np.load(tmp_path / f"{name}-mxout.npz") as z:
             ref = [z[f"arr_{i}"] for i in range(len(z.files))]
         assert len(ref) == len(got)
         for g, r in zip(got, ref):
             assert g.dtype == r.dtype
-            np.testing.assert_allclose(g.astype(np.float32), r.astype(np.float32),
-                                       rtol=1e-4, atol=1e-5 if r.dtype != np.float16 else 1e-3)
+            np.testing.assert_allclose(
+                g.astype(np.float32),
+                r.astype(np.float32),
+                rtol=1e-4,
+                atol=1e-5 if r.dtype != np.float16 else 1e-3,
+            )

@@ -152,7 +152,6 @@ def test_seed001_export_files(capsys):
     assert {"model-0001.params", "model-symbol.json"} <= set(os.listdir("."))
 
 
-
 def test_seed001_export_names():
     _seed001_export()
     # variables and .params keys: structural names; op nodes: MXNet's names
@@ -309,7 +308,6 @@ def _seed000_export():
     net.hybridize()
     benchmark(net, x)
     return net
-
 
 
 def test_seed000_exported_json(capsys):

@@ -45,8 +45,15 @@ def test_compose_keyword_replaces_variable():
     assert c.name == "composed"
     assert c.list_arguments() == ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"]
     assert c.list_outputs() == ["composed_output"]
-    assert _names(c) == ["data", "fc1_weight", "fc1_bias", "fc1", "fc2_weight", "fc2_bias",
-                         "composed"]
+    assert _names(c) == [
+        "data",
+        "fc1_weight",
+        "fc1_bias",
+        "fc1",
+        "fc2_weight",
+        "fc2_bias",
+        "composed",
+    ]
     assert net2.tojson() == before and net2.name == "fc2"  # original untouched
     _, outs, _ = c.infer_shape(data=(4, 7))
     assert outs == [(4, 5)]
@@ -102,16 +109,19 @@ def test_compose_positional_in_argument_order():
     assert r(None, q).list_arguments() == ["a", "q"]
 
 
-@pytest.mark.parametrize("call,exc,needle", [
-    (lambda r: r(q=mx.sym.var("z")), MXNetError, "q not found"),
-    (lambda r: r(b=3), TypeError, "Symbol"),
-    (lambda r: r(b="x"), TypeError, "Symbol"),
-    (lambda r: r(a=mx.sym.Group([mx.sym.var("u"), mx.sym.var("v")])), MXNetError, "group"),
-    (lambda r: r(mx.sym.var("u"), b=mx.sym.var("v")), TypeError, "not both"),
-    (lambda r: r(*[mx.sym.var(f"u{i}") for i in range(3)]), MXNetError, "positional"),
-    (lambda r: r(name=5), TypeError, "name"),
-    (lambda r: mx.sym.var("v")(v=mx.sym.var("w")), MXNetError, "variable"),
-])
+@pytest.mark.parametrize(
+    "call,exc,needle",
+    [
+        (lambda r: r(q=mx.sym.var("z")), MXNetError, "q not found"),
+        (lambda r: r(b=3), TypeError, "Symbol"),
+        (lambda r: r(b="x"), TypeError, "Symbol"),
+        (lambda r: r(a=mx.sym.Group([mx.sym.var("u"), mx.sym.var("v")])), MXNetError, "group"),
+        (lambda r: r(mx.sym.var("u"), b=mx.sym.var("v")), TypeError, "not both"),
+        (lambda r: r(*[mx.sym.var(f"u{i}") for i in range(3)]), MXNetError, "positional"),
+        (lambda r: r(name=5), TypeError, "name"),
+        (lambda r: mx.sym.var("v")(v=mx.sym.var("w")), MXNetError, "variable"),
+    ],
+)
 def test_compose_errors(call, exc, needle):
     *_, r = _ab()
     with pytest.raises(exc, match=needle) as info:
@@ -127,14 +137,17 @@ def test_debug_str_group():
         "Symbol Outputs:\n\toutput[0]=r(0)\n\toutput[1]=s(0)\nVariable:a\nVariable:b\n"
         "--------------------\nOp:elemwise_add, Name=s\nInputs:\n\targ[0]=a(0) version=0\n"
         "\targ[1]=b(0) version=0\n--------------------\nOp:Activation, Name=r\nInputs:\n"
-        "\targ[0]=s(0)\nAttrs:\n\tact_type=relu\n")
+        "\targ[0]=s(0)\nAttrs:\n\tact_type=relu\n"
+    )
     assert a.debug_str() == "Variable:a\n"
 
 
 def test_debug_str_multi_output_and_aux_versions():
     sp = mx.sym.split(mx.sym.var("d"), num_outputs=2, name="sp")
-    body = ("Variable:d\n--------------------\nOp:SliceChannel, Name=sp\nInputs:\n"
-            "\targ[0]=d(0) version=0\nAttrs:\n\tnum_outputs=2\n")
+    body = (
+        "Variable:d\n--------------------\nOp:SliceChannel, Name=sp\nInputs:\n"
+        "\targ[0]=d(0) version=0\nAttrs:\n\tnum_outputs=2\n"
+    )
     assert sp.debug_str() == "Symbol Outputs:\n\toutput[0]=sp(0)\n\toutput[1]=sp(1)\n" + body
     assert sp[1].debug_str() == "Symbol Outputs:\n\toutput[0]=sp(1)\n" + body
     bn = mx.sym.BatchNorm(mx.sym.var("x"), name="bnx", attr={"__a__": "1"}, fix_gamma=False)
@@ -146,7 +159,8 @@ def test_debug_str_multi_output_and_aux_versions():
         "\targ[1]=bnx_gamma(0) version=0\n\targ[2]=bnx_beta(0) version=0\n"
         "\targ[3]=bnx_moving_mean(0) version=1\n\targ[4]=bnx_moving_var(0) version=1\n"
         "Attrs:\n\t__a__=1\n\tfix_gamma=False\n--------------------\n"
-        "Op:elemwise_add, Name=add\nInputs:\n\targ[0]=bnx(0)\n\targ[1]=bnx(0)\n")
+        "Op:elemwise_add, Name=add\nInputs:\n\targ[0]=bnx(0)\n\targ[1]=bnx(0)\n"
+    )
 
 
 # ----------------------------------------------------------------------------- structure
@@ -155,11 +169,16 @@ def test_children_internals_inputs():
     assert r.get_children().list_outputs() == ["s_output"]
     assert a.get_children() is None
     assert mx.sym.Group([r, s]).get_children().list_outputs() == ["s_output", "a", "b"]
-    assert mx.sym.Group([r, s]).get_internals().list_outputs() == ["a", "b", "s_output",
-                                                                   "r_output"]
+    assert mx.sym.Group([r, s]).get_internals().list_outputs() == ["a", "b", "s_output", "r_output"]
     bn = mx.sym.BatchNorm(mx.sym.var("x"), name="bn")
     assert bn.get_internals().list_outputs() == [
-        "x", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var", "bn_output"]
+        "x",
+        "bn_gamma",
+        "bn_beta",
+        "bn_moving_mean",
+        "bn_moving_var",
+        "bn_output",
+    ]
     assert bn.list_inputs() == ["x", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var"]
     bn3 = mx.sym.BatchNorm(mx.sym.var("x"), name="bn3", output_mean_var=True)
     assert bn3.list_outputs() == ["bn3_output", "bn3_mean", "bn3_var"] and len(bn3) == 3
@@ -208,14 +227,25 @@ def test_attr_and_list_attr():
     scoped = {"__lr_mult__": "2", "lr_mult": "2", "__ctx_group__": "g", "ctx_group": "g"}
     assert fc.list_attr() == {"num_hidden": "3", **scoped}
     assert fc.attr("ctx_group") == "g" and fc.attr("lr_mult") == "2"
-    assert fc.attr_dict() == {"d": {"mood": "x", **scoped},
-                              "fc_weight": {"num_hidden": "3", **scoped},
-                              "fc_bias": {"num_hidden": "3", **scoped},
-                              "fc": {"num_hidden": "3", **scoped}}
+    assert fc.attr_dict() == {
+        "d": {"mood": "x", **scoped},
+        "fc_weight": {"num_hidden": "3", **scoped},
+        "fc_bias": {"num_hidden": "3", **scoped},
+        "fc": {"num_hidden": "3", **scoped},
+    }
     g = mx.sym.Group([fc, bn])
     assert g.list_attr() == fc.list_attr() and g.attr("x") is None
-    assert list(g.attr_dict()) == ["d", "fc_weight", "fc_bias", "fc", "bn_gamma", "bn_beta",
-                                   "bn_moving_mean", "bn_moving_var", "bn"]
+    assert list(g.attr_dict()) == [
+        "d",
+        "fc_weight",
+        "fc_bias",
+        "fc",
+        "bn_gamma",
+        "bn_beta",
+        "bn_moving_mean",
+        "bn_moving_var",
+        "bn",
+    ]
     with pytest.warns(DeprecationWarning):
         assert fc.list_attr(recursive=True) == fc.list_attr()
 
@@ -226,8 +256,12 @@ def test_set_attr():
     assert fc.list_attr() == {"num_hidden": "5"}
     assert fc.infer_shape(d=(2, 3))[1] == [(2, 5)]
     fc._set_attr(ctx_group="h", __z__="1")
-    assert fc.list_attr() == {"num_hidden": "5", "__ctx_group__": "h", "ctx_group": "h",
-                              "__z__": "1"}
+    assert fc.list_attr() == {
+        "num_hidden": "5",
+        "__ctx_group__": "h",
+        "ctx_group": "h",
+        "__z__": "1",
+    }
     with pytest.raises(ValueError, match="string"):
         fc._set_attr(__foo__=3)
     with pytest.raises(MXNetError, match="foo"):
@@ -244,19 +278,26 @@ def test_var_attributes():
     assert mx.sym.var("x", __extra__=5).list_attr() == {"__extra__": "5"}
     assert mx.sym.var("x", dtype="float64").list_attr() == {"__dtype__": "1"}
     assert mx.sym.var("x", lr_mult=0.5, wd_mult=2).list_attr() == {
-        "__wd_mult__": "2", "wd_mult": "2", "__lr_mult__": "0.5", "lr_mult": "0.5"}
-    assert mx.sym.var("x", attr={"lr_mult": "3"}).list_attr() == {"__lr_mult__": "3",
-                                                                  "lr_mult": "3"}
+        "__wd_mult__": "2",
+        "wd_mult": "2",
+        "__lr_mult__": "0.5",
+        "lr_mult": "0.5",
+    }
+    assert mx.sym.var("x", attr={"lr_mult": "3"}).list_attr() == {
+        "__lr_mult__": "3",
+        "lr_mult": "3",
+    }
 
 
 def test_auto_variables_inherit_attributes():
     with mx.attribute.AttrScope(__foo__="bar"):
-        fc = mx.sym.FullyConnected(mx.sym.var("d"), num_hidden=10, attr={"__x__": "y"},
-                                   name="fc")
+        fc = mx.sym.FullyConnected(mx.sym.var("d"), num_hidden=10, attr={"__x__": "y"}, name="fc")
     assert fc.attr_dict()["fc_weight"] == {"__foo__": "bar", "__x__": "y", "num_hidden": "10"}
     pr = mx.sym.LeakyReLU(mx.sym.var("d"), act_type="prelu", name="pr")
-    assert pr.attr_dict()["pr_gamma"] == {"__init__": '["Constant", {"value": 0.25}]',
-                                          "act_type": "prelu"}
+    assert pr.attr_dict()["pr_gamma"] == {
+        "__init__": '["Constant", {"value": 0.25}]',
+        "act_type": "prelu",
+    }
 
 
 # ----------------------------------------------------------------------------- inference
@@ -279,8 +320,9 @@ def test_infer_shape_cases():
     with pytest.raises(MXNetError, match="nope"):
         fc.infer_shape(nope=(1, 2))
     conv = mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3), num_filter=4, name="c")
-    p = mx.sym.Pooling(mx.sym.BatchNorm(conv, name="bn"), kernel=(2, 2), stride=(2, 2),
-                       pool_type="avg")
+    p = mx.sym.Pooling(
+        mx.sym.BatchNorm(conv, name="bn"), kernel=(2, 2), stride=(2, 2), pool_type="avg"
+    )
     expect = ([(1, 2, 8, 8), (4, 2, 3, 3), (4,), (4,), (4,)], [(1, 4, 3, 3)], [(4,), (4,)])
     assert p.infer_shape(x=(1, 2, 8, 8)) == expect
     assert p.infer_shape_partial(x=(1, 2, 8, 8)) == expect
@@ -349,41 +391,108 @@ def test_same_as_mxnet(capsys):
 def test_auto_names_follow_mxnet():
     with mx.name.NameManager():
         a, b = mx.sym.var("a"), mx.sym.var("b")
-        got = [s.name for s in (
-            mx.sym.broadcast_to(a, shape=(2,)), a + 1, a * b, a + b, 1 - a, a / 2, 2 / a, a ** 2,
-            mx.sym.elemwise_add(a, b), mx.sym.FullyConnected(a, num_hidden=2),
-            mx.sym.Cast(a, dtype="float16"), a.astype("float16"), -a, a > b, a > 1,
-            mx.sym.slice_axis(a, axis=0, begin=0, end=1), mx.sym.expand_dims(a, axis=0),
-            mx.sym.add_n(a, b), mx.sym.concat(a, b), mx.sym.SoftmaxOutput(a),
-            mx.sym.zeros((2,)), mx.sym.maximum(a, b), mx.sym.maximum(a, 1),
-            mx.sym.power(2, a))]
-    assert got == ["broadcast_to0", "_plusscalar0", "_mul0", "_plus0", "_rminusscalar0",
-                   "_divscalar0", "_rdivscalar0", "_powerscalar0", "elemwise_add0",
-                   "fullyconnected0", "cast0", "cast1", "_mulscalar0", "_greater0",
-                   "_greater_scalar0", "slice_axis0", "expand_dims0", "add_n0", "concat0",
-                   "softmaxoutput0", "_zeros0", "_maximum0", "_maximumscalar0",
-                   "_rpowerscalar0"]
+        got = [
+            s.name
+            for s in (
+                mx.sym.broadcast_to(a, shape=(2,)),
+                a + 1,
+                a * b,
+                a + b,
+                1 - a,
+                a / 2,
+                2 / a,
+                a**2,
+                mx.sym.elemwise_add(a, b),
+                mx.sym.FullyConnected(a, num_hidden=2),
+                mx.sym.Cast(a, dtype="float16"),
+                a.astype("float16"),
+                -a,
+                a > b,
+                a > 1,
+                mx.sym.slice_axis(a, axis=0, begin=0, end=1),
+                mx.sym.expand_dims(a, axis=0),
+                mx.sym.add_n(a, b),
+                mx.sym.concat(a, b),
+                mx.sym.SoftmaxOutput(a),
+                mx.sym.zeros((2,)),
+                mx.sym.maximum(a, b),
+                mx.sym.maximum(a, 1),
+                mx.sym.power(2, a),
+            )
+        ]
+    assert got == [
+        "broadcast_to0",
+        "_plusscalar0",
+        "_mul0",
+        "_plus0",
+        "_rminusscalar0",
+        "_divscalar0",
+        "_rdivscalar0",
+        "_powerscalar0",
+        "elemwise_add0",
+        "fullyconnected0",
+        "cast0",
+        "cast1",
+        "_mulscalar0",
+        "_greater0",
+        "_greater_scalar0",
+        "slice_axis0",
+        "expand_dims0",
+        "add_n0",
+        "concat0",
+        "softmaxoutput0",
+        "_zeros0",
+        "_maximum0",
+        "_maximumscalar0",
+        "_rpowerscalar0",
+    ]
 
 
 def test_creation_and_binary_functions():
     with mx.name.NameManager():
-        doc = json.loads(mx.sym.Group([
-            mx.sym.zeros((2, 3)), mx.sym.ones(4, dtype="int32"), mx.sym.full((2,), 3.5),
-            mx.sym.arange(1, 7, 2, repeat=2, dtype="int32"), mx.sym.eye(3)]).tojson())
+        doc = json.loads(
+            mx.sym.Group(
+                [
+                    mx.sym.zeros((2, 3)),
+                    mx.sym.ones(4, dtype="int32"),
+                    mx.sym.full((2,), 3.5),
+                    mx.sym.arange(1, 7, 2, repeat=2, dtype="int32"),
+                    mx.sym.eye(3),
+                ]
+            ).tojson()
+        )
     assert [(n["op"], n["name"], n["attrs"]) for n in doc["nodes"]] == [
         ("_zeros", "_zeros0", {"dtype": "float32", "shape": "(2, 3)"}),
         ("_ones", "_ones0", {"dtype": "int32", "shape": "4"}),
         ("_full", "_full0", {"dtype": "float32", "shape": "(2,)", "value": "3.5"}),
-        ("_arange", "_arange0", {"dtype": "int32", "infer_range": "False", "repeat": "2",
-                                 "start": "1", "step": "2", "stop": "7"}),
-        ("_eye", "_eye0", {"M": "0", "N": "3", "dtype": "float32", "k": "0"})]
+        (
+            "_arange",
+            "_arange0",
+            {
+                "dtype": "int32",
+                "infer_range": "False",
+                "repeat": "2",
+                "start": "1",
+                "step": "2",
+                "stop": "7",
+            },
+        ),
+        ("_eye", "_eye0", {"M": "0", "N": "3", "dtype": "float32", "k": "0"}),
+    ]
     assert mx.sym.maximum(1, 2) == 2 and mx.sym.minimum(1, 2) == 1
     a = mx.sym.var("a")
-    m = mx.sym.Group([mx.sym.maximum(a, 0.5), mx.sym.minimum(0.5, a), mx.sym.power(a, 2),
-                      mx.sym.power(2, a), mx.sym.pow(a, a)])
+    m = mx.sym.Group(
+        [
+            mx.sym.maximum(a, 0.5),
+            mx.sym.minimum(0.5, a),
+            mx.sym.power(a, 2),
+            mx.sym.power(2, a),
+            mx.sym.pow(a, a),
+        ]
+    )
     av = np.array([0.25, 1.5], np.float32)
     outs, _ = graph_function(m)({"a": av}, {})
-    refs = [np.maximum(av, 0.5), np.minimum(av, 0.5), av ** 2, 2 ** av, av ** av]
+    refs = [np.maximum(av, 0.5), np.minimum(av, 0.5), av**2, 2**av, av**av]
     for o, r in zip(outs, refs):
         np.testing.assert_allclose(np.asarray(o), r, rtol=1e-6)
     with pytest.raises(MXNetError):

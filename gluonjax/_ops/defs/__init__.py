@@ -1,4 +1,20 @@
 """Operator definitions, one module per family; importing registers them all."""
 
-from . import elemwise, nn, reduce, shape, index, norm, conv, pool, output, random_ops, getitem  # noqa: F401
-from . import reduce_sort, shape_slice, shape_dot, shape_create, index_seq  # noqa: F401,E402
+from . import (  # noqa: F401  # noqa: F401,E402
+    conv,
+    elemwise,
+    getitem,
+    index,
+    index_seq,
+    nn,
+    norm,
+    output,
+    pool,
+    random_ops,
+    reduce,
+    reduce_sort,
+    shape,
+    shape_create,
+    shape_dot,
+    shape_slice,
+)

@@ -114,8 +114,23 @@ def _check_param(what, got, want):
 @register(
     "Convolution", inputs=_conv_inputs, attrs=_common_attrs(False, 1024), infer_args=_conv_infer
 )
-def convolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_filter, num_group,
-                workspace, no_bias, cudnn_tune, cudnn_off, layout):
+def convolution(
+    data,
+    weight,
+    bias=None,
+    *,
+    kernel,
+    stride,
+    dilate,
+    pad,
+    num_filter,
+    num_group,
+    workspace,
+    no_bias,
+    cudnn_tune,
+    cudnn_off,
+    layout,
+):
     """N-d cross-correlation (MXNet ``Convolution``).
 
     Inputs: data (N, C, *spatial) [or channel-last], weight (num_filter, C/num_group, *kernel)
@@ -137,9 +152,13 @@ def convolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_fil
                 f"{tuple(data.shape)} (pad {pad})"
             )
     out = jax.lax.conv_general_dilated(
-        data, weight.astype(data.dtype), window_strides=stride,
-        padding=[(p, p) for p in pad], rhs_dilation=dilate,
-        dimension_numbers=_specs(nd, layout), feature_group_count=num_group,
+        data,
+        weight.astype(data.dtype),
+        window_strides=stride,
+        padding=[(p, p) for p in pad],
+        rhs_dilation=dilate,
+        dimension_numbers=_specs(nd, layout),
+        feature_group_count=num_group,
     )
     return _bias(out, bias, layout)
 
@@ -177,8 +196,25 @@ _DECONV_ATTRS = dict(
 
 
 @register("Deconvolution", inputs=_conv_inputs, attrs=_DECONV_ATTRS, infer_args=_deconv_infer)
-def deconvolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_filter, num_group,
-                  workspace, no_bias, cudnn_tune, cudnn_off, layout, adj, target_shape):
+def deconvolution(
+    data,
+    weight,
+    bias=None,
+    *,
+    kernel,
+    stride,
+    dilate,
+    pad,
+    num_filter,
+    num_group,
+    workspace,
+    no_bias,
+    cudnn_tune,
+    cudnn_off,
+    layout,
+    adj,
+    target_shape,
+):
     """Transposed convolution (the gradient of Convolution w.r.t. its data).
 
     Inputs: data (N, C, *spatial), weight (C, num_filter/num_group, *kernel) [channel-last:
@@ -190,8 +226,9 @@ def deconvolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_f
     pad, adj = expand(pad, nd, 0, "pad"), expand(adj, nd, 0, "adj")
     target = expand(target_shape, nd, 0, "target_shape")
     axes = spatial_axes(data.ndim, layout)
-    pad, adj, out_size = deconv_geometry([data.shape[a] for a in axes], kernel, stride, dilate,
-                                         pad, adj, target)
+    pad, adj, out_size = deconv_geometry(
+        [data.shape[a] for a in axes], kernel, stride, dilate, pad, adj, target
+    )
     if min(out_size) < 1:
         raise ValueError(f"pad {pad} leaves an empty output {out_size}")
     c = _channels(data.shape, layout)
@@ -214,8 +251,13 @@ def deconvolution(data, weight, bias=None, *, kernel, stride, dilate, pad, num_f
         for k, d, p, a in zip(kernel, dilate, pad, adj, strict=True)
     ]
     out = jax.lax.conv_general_dilated(
-        data, w, window_strides=(1,) * nd, padding=padding, lhs_dilation=stride,
-        rhs_dilation=dilate, dimension_numbers=_specs(nd, layout),
+        data,
+        w,
+        window_strides=(1,) * nd,
+        padding=padding,
+        lhs_dilation=stride,
+        rhs_dilation=dilate,
+        dimension_numbers=_specs(nd, layout),
         feature_group_count=num_group,
     )
     return _bias(out, bias, layout)

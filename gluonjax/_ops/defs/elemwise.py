@@ -75,8 +75,12 @@ _UNARY_ALIASES = {
 }
 
 for _name, _fn in UNARY.items():
-    register(_name, aliases=_UNARY_ALIASES.get(_name, ()), doc=f"Element-wise {_name}.",
-             head_free=_name == "BlockGrad")(_fn)
+    register(
+        _name,
+        aliases=_UNARY_ALIASES.get(_name, ()),
+        doc=f"Element-wise {_name}.",
+        head_free=_name == "BlockGrad",
+    )(_fn)
 
 
 BINARY = {
@@ -103,10 +107,19 @@ BINARY = {
 for _name, _fn in BINARY.items():
     _aliases = ("broadcast_plus",) if _name == "add" else ()
     _aliases += ("broadcast_minus",) if _name == "sub" else ()
-    register(f"broadcast_{_name}", inputs=("lhs", "rhs"), aliases=_aliases,
-             doc=f"Element-wise {_name} of lhs and rhs with NumPy broadcasting.")(_fn)
+    register(
+        f"broadcast_{_name}",
+        inputs=("lhs", "rhs"),
+        aliases=_aliases,
+        doc=f"Element-wise {_name} of lhs and rhs with NumPy broadcasting.",
+    )(_fn)
 
-_ELEMWISE_ALIASES = {"add": ("_plus", "_add"), "sub": ("_minus", "_sub"), "mul": ("_mul",), "div": ("_div",)}
+_ELEMWISE_ALIASES = {
+    "add": ("_plus", "_add"),
+    "sub": ("_minus", "_sub"),
+    "mul": ("_mul",),
+    "div": ("_div",),
+}
 
 
 def _checked(fn, name):
@@ -123,16 +136,21 @@ def _checked(fn, name):
 
 for _name in ("add", "sub", "mul", "div"):
     register(
-        f"elemwise_{_name}", inputs=("lhs", "rhs"), aliases=_ELEMWISE_ALIASES[_name],
+        f"elemwise_{_name}",
+        inputs=("lhs", "rhs"),
+        aliases=_ELEMWISE_ALIASES[_name],
         doc=f"Element-wise {_name} of two arrays of the same shape.",
     )(_checked(BINARY[_name], _name))
 for _name in ("power", "maximum", "minimum", "mod"):
-    register(f"_{_name}", inputs=("lhs", "rhs"),
-             doc=f"Element-wise {_name} of two arrays of the same shape.")(
-        _checked(BINARY[_name], _name))
+    register(
+        f"_{_name}",
+        inputs=("lhs", "rhs"),
+        doc=f"Element-wise {_name} of two arrays of the same shape.",
+    )(_checked(BINARY[_name], _name))
 for _name in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"):
-    register(f"_{_name}", inputs=("lhs", "rhs"),
-             doc=f"1 where lhs {_name} rhs else 0 (same shapes).")(BINARY[_name])
+    register(
+        f"_{_name}", inputs=("lhs", "rhs"), doc=f"1 where lhs {_name} rhs else 0 (same shapes)."
+    )(BINARY[_name])
 
 
 def _scalar_op(fn, reverse=False):
@@ -168,8 +186,11 @@ SCALAR = {
     "_logical_xor_scalar": (BINARY["logical_xor"], False),
 }
 for _name, (_fn, _rev) in SCALAR.items():
-    register(_name, attrs=_SCALAR, doc=f"{_name[1:-7]} of data and a scalar"
-             + (" (scalar on the left)." if _rev else "."))(_scalar_op(_fn, _rev))
+    register(
+        _name,
+        attrs=_SCALAR,
+        doc=f"{_name[1:-7]} of data and a scalar" + (" (scalar on the left)." if _rev else "."),
+    )(_scalar_op(_fn, _rev))
 
 
 @register(

@@ -44,8 +44,8 @@ def pick(data, index, *, axis, keepdims, mode):
     if axis is None:
         raise ValueError("axis=None is not supported by pick; give an axis")
     ax = _axis(axis, data.ndim)
-    keep_shape = data.shape[:ax] + (1,) + data.shape[ax + 1:]
-    drop_shape = data.shape[:ax] + data.shape[ax + 1:]
+    keep_shape = data.shape[:ax] + (1,) + data.shape[ax + 1 :]
+    drop_shape = data.shape[:ax] + data.shape[ax + 1 :]
     if index.shape not in (keep_shape, drop_shape):
         raise ValueError(
             f"index shape {index.shape} does not match data {data.shape} on axis {axis}"
@@ -62,8 +62,20 @@ def pick(data, index, *, axis, keepdims, mode):
         "depth": Attr("int"),
         "on_value": Attr("float", 1.0),
         "off_value": Attr("float", 0.0),
-        "dtype": Attr("dtype", "float32", choices=(
-            "bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")),
+        "dtype": Attr(
+            "dtype",
+            "float32",
+            choices=(
+                "bfloat16",
+                "float16",
+                "float32",
+                "float64",
+                "int32",
+                "int64",
+                "int8",
+                "uint8",
+            ),
+        ),
     },
 )
 def one_hot(indices, *, depth, on_value, off_value, dtype):
@@ -96,8 +108,9 @@ def take(a, indices, *, axis, mode):
 def batch_take(a, indices):
     """``out[i] = a[i, indices[i]]`` for a 2-D ``a`` (indices clipped)."""
     if a.ndim != 2 or indices.shape != (a.shape[0],):
-        raise ValueError(f"batch_take needs a 2-d input and (rows,) indices, got {a.shape}, "
-                         f"{indices.shape}")
+        raise ValueError(
+            f"batch_take needs a 2-d input and (rows,) indices, got {a.shape}, {indices.shape}"
+        )
     idx = jnp.clip(_int(indices), 0, a.shape[1] - 1)
     return jnp.take_along_axis(a, idx[:, None], axis=1)[:, 0]
 

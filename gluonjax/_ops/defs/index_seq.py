@@ -50,8 +50,11 @@ _ATTRS = {"use_sequence_length": Attr("bool", False), "axis": Attr("int", 0)}
 @register(
     "SequenceMask",
     inputs=_inputs,
-    attrs={"use_sequence_length": Attr("bool", False), "value": Attr("float", 0.0),
-           "axis": Attr("int", 0)},
+    attrs={
+        "use_sequence_length": Attr("bool", False),
+        "value": Attr("float", 0.0),
+        "axis": Attr("int", 0),
+    },
 )
 def sequence_mask(data, sequence_length=None, *, use_sequence_length, value, axis):
     """Set the steps at or after each sequence's length to ``value``."""

@@ -91,9 +91,9 @@ _LEAKY = ("leaky", "prelu", "rrelu", "elu", "selu", "gelu")
         "lower_bound": Attr("float", 0.125),
         "upper_bound": Attr("float", 0.334),
     },
-    infer_args=lambda a, s: {"gamma": (s["data"][1] if len(s["data"]) > 1 else 1,)}
-    if a["act_type"] == "prelu"
-    else {},
+    infer_args=lambda a, s: (
+        {"gamma": (s["data"][1] if len(s["data"]) > 1 else 1,)} if a["act_type"] == "prelu" else {}
+    ),
 )
 def leaky_relu(data, gamma=None, *, act_type, slope, lower_bound, upper_bound):
     """Leaky family. ``rrelu`` uses the mean slope (lower+upper)/2 (MXNet's inference rule)."""

@@ -62,9 +62,24 @@ def _bn_infer(attrs, shapes):
     output_names=("output", "mean", "var"),
     infer_args=_bn_infer,
 )
-def batch_norm(data, gamma, beta, moving_mean, moving_var, *, eps, momentum, fix_gamma,
-               use_global_stats, output_mean_var, axis, cudnn_off, min_calib_range,
-               max_calib_range, _train=False):
+def batch_norm(
+    data,
+    gamma,
+    beta,
+    moving_mean,
+    moving_var,
+    *,
+    eps,
+    momentum,
+    fix_gamma,
+    use_global_stats,
+    output_mean_var,
+    axis,
+    cudnn_off,
+    min_calib_range,
+    max_calib_range,
+    _train=False,
+):
     """Batch normalization over every axis but ``axis``.
 
     Training (and not ``use_global_stats``): batch mean/biased variance, and
@@ -74,8 +89,12 @@ def batch_norm(data, gamma, beta, moving_mean, moving_var, *, eps, momentum, fix
     """
     ax = _norm_axis(axis, data.ndim, "BatchNorm")
     c = data.shape[ax]
-    for name, v in (("gamma", gamma), ("beta", beta), ("moving_mean", moving_mean),
-                    ("moving_var", moving_var)):
+    for name, v in (
+        ("gamma", gamma),
+        ("beta", beta),
+        ("moving_mean", moving_mean),
+        ("moving_var", moving_var),
+    ):
         _check_vec(name, v, c)
     mm, mv = jax.lax.stop_gradient(moving_mean), jax.lax.stop_gradient(moving_var)
     if _train and not use_global_stats:
@@ -178,8 +197,10 @@ def group_norm(data, gamma, beta, *, num_groups, eps, output_mean_var):
     std = jnp.sqrt(var + eps)
     out = (x - mean[..., None]) / std[..., None]
     out = out * gamma.reshape(1, -1, 1) + beta.reshape(1, -1, 1)
-    return out.reshape(data.shape).astype(data.dtype), mean.astype(data.dtype), std.astype(
-        data.dtype
+    return (
+        out.reshape(data.shape).astype(data.dtype),
+        mean.astype(data.dtype),
+        std.astype(data.dtype),
     )
 
 
@@ -220,6 +241,7 @@ def lrn(data, *, alpha, beta, knorm, nsize):
     half = (nsize - 1) // 2  # MXNet's window is symmetric: nsize - 1 channels for even nsize
     window = (1, 2 * half + 1) + (1,) * (data.ndim - 2)
     pads = [(0, 0), (half, half)] + [(0, 0)] * (data.ndim - 2)
-    sq = jax.lax.reduce_window(jnp.square(data), np.zeros((), data.dtype), jax.lax.add, window,
-                               (1,) * data.ndim, pads)
+    sq = jax.lax.reduce_window(
+        jnp.square(data), np.zeros((), data.dtype), jax.lax.add, window, (1,) * data.ndim, pads
+    )
     return data / (knorm + alpha / nsize * sq) ** beta

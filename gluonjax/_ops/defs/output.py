@@ -60,8 +60,19 @@ def _label_like(label, shape, op):
     },
     infer_args=lambda a, s: {"label": _softmax_label_shape(a, s["data"])},
 )
-def softmax_output(data, label, *, grad_scale, ignore_label, multi_output, use_ignore,
-                   preserve_shape, normalization, out_grad, smooth_alpha):
+def softmax_output(
+    data,
+    label,
+    *,
+    grad_scale,
+    ignore_label,
+    multi_output,
+    use_ignore,
+    preserve_shape,
+    normalization,
+    out_grad,
+    smooth_alpha,
+):
     """Softmax forward; backward ``(softmax - onehot(label)) * grad_scale / normalizer``.
 
     Softmax axis: 1 for ``multi_output`` (label (N, ...)), the last for

@@ -51,8 +51,20 @@ def _counts(size, k, s, lo, out, include_pad, hi_limit):
         "layout": Attr("str?", None, choices=POOL_LAYOUTS),
     },
 )
-def pooling(data, *, kernel, pool_type, global_pool, cudnn_off, pooling_convention, stride, pad,
-            p_value, count_include_pad, layout):
+def pooling(
+    data,
+    *,
+    kernel,
+    pool_type,
+    global_pool,
+    cudnn_off,
+    pooling_convention,
+    stride,
+    pad,
+    p_value,
+    count_include_pad,
+    layout,
+):
     """Max/avg/sum/Lp pooling over the 1-3 spatial axes.
 
     ``valid`` uses ``floor`` and ``full`` uses ``ceil`` for the output size
@@ -148,9 +160,21 @@ def upsampling(*args, num_args, scale, num_filter, sample_type, multi_input_mode
         data, weight = args
         c, k = data.shape[1], 2 * scale - scale % 2
         return deconvolution(
-            data, weight, kernel=(k, k), stride=(scale, scale), dilate=(), adj=(),
-            pad=(math.ceil((scale - 1) / 2),) * 2, num_filter=c, num_group=c, workspace=0,
-            no_bias=True, cudnn_tune=None, cudnn_off=False, layout=None, target_shape=(),
+            data,
+            weight,
+            kernel=(k, k),
+            stride=(scale, scale),
+            dilate=(),
+            adj=(),
+            pad=(math.ceil((scale - 1) / 2),) * 2,
+            num_filter=c,
+            num_group=c,
+            workspace=0,
+            no_bias=True,
+            cudnn_tune=None,
+            cudnn_off=False,
+            layout=None,
+            target_shape=(),
         )
     oh, ow = args[0].shape[2] * scale, args[0].shape[3] * scale
     outs = []

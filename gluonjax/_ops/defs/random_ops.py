@@ -115,8 +115,13 @@ def _make_random(name, sampler, params):
         ctx=Attr("str", ""),
         dtype=Attr("dtype?", None, choices=_FLOATS),
     )
-    register(f"_random_{name}", inputs=(), attrs=attrs, random=True,
-             aliases=(f"random_{name}",) + ((name,) if name in ("uniform", "normal") else ()))(impl)
+    register(
+        f"_random_{name}",
+        inputs=(),
+        attrs=attrs,
+        random=True,
+        aliases=(f"random_{name}",) + ((name,) if name in ("uniform", "normal") else ()),
+    )(impl)
 
 
 def _make_like(name, sampler, params):

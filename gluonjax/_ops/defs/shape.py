@@ -84,9 +84,7 @@ def infer_reshape(dshape, codes, reverse=False):
             raise ValueError(f"cannot infer the -1 dim of {tuple(codes)} for input {dshape}")
         out[inf] = size // known
     if math.prod(out) != size:
-        raise ValueError(
-            f"cannot reshape input of shape {dshape} (size {size}) into {tuple(out)}"
-        )
+        raise ValueError(f"cannot reshape input of shape {dshape} (size {size}) into {tuple(out)}")
     return tuple(out[::-1]) if reverse else tuple(out)
 
 
@@ -158,7 +156,9 @@ def _check_same(args, skip, what):
 
 
 @register(
-    "Concat", variadic=True, attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
+    "Concat",
+    variadic=True,
+    attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
     aliases=("concat",),
 )
 def concat(*args, num_args, dim):
@@ -229,9 +229,7 @@ def reverse(data, *, axis):
     return jnp.flip(data, tuple(_axis(a, data.ndim) for a in axis))
 
 
-@register(
-    "SwapAxis", attrs={"dim1": Attr("int", 0), "dim2": Attr("int", 0)}, aliases=("swapaxes",)
-)
+@register("SwapAxis", attrs={"dim1": Attr("int", 0), "dim2": Attr("int", 0)}, aliases=("swapaxes",))
 def swapaxes(data, *, dim1, dim2):
     """Interchange axes ``dim1`` and ``dim2``."""
     return jnp.swapaxes(data, _axis(dim1, data.ndim, "dim1"), _axis(dim2, data.ndim, "dim2"))

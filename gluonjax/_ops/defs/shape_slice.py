@@ -173,8 +173,17 @@ def broadcast_axis(data, *, axis, size):
     return jnp.broadcast_to(data, tuple(shape))
 
 
-_CAST_DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int32", "int64", "int8",
-                "uint8")
+_CAST_DTYPES = (
+    "bfloat16",
+    "bool",
+    "float16",
+    "float32",
+    "float64",
+    "int32",
+    "int64",
+    "int8",
+    "uint8",
+)
 
 
 @register("Cast", attrs={"dtype": Attr("dtype", choices=_CAST_DTYPES)}, aliases=("cast",))

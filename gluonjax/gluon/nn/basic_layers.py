@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ...base import MXNetError
 from ..block import Block
 from ..hybrid import HybridBlock
@@ -98,18 +97,38 @@ class Dense(HybridBlock):
 
     _auto_jit = True
 
-    def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
-                 weight_initializer=None, bias_initializer="zeros", in_units=0, **kwargs):
+    def __init__(
+        self,
+        units,
+        activation=None,
+        use_bias=True,
+        flatten=True,
+        dtype="float32",
+        weight_initializer=None,
+        bias_initializer="zeros",
+        in_units=0,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self._flatten = flatten
         with self.name_scope():
             self._units = units
             self._in_units = in_units
-            self.weight = self.params.get("weight", shape=(units, in_units), init=weight_initializer,
-                                          dtype=dtype, allow_deferred_init=True)
+            self.weight = self.params.get(
+                "weight",
+                shape=(units, in_units),
+                init=weight_initializer,
+                dtype=dtype,
+                allow_deferred_init=True,
+            )
             if use_bias:
-                self.bias = self.params.get("bias", shape=(units,), init=bias_initializer,
-                                            dtype=dtype, allow_deferred_init=True)
+                self.bias = self.params.get(
+                    "bias",
+                    shape=(units,),
+                    init=bias_initializer,
+                    dtype=dtype,
+                    allow_deferred_init=True,
+                )
             else:
                 self.bias = None
             if activation is not None:
@@ -120,8 +139,15 @@ class Dense(HybridBlock):
                 self.act = None
 
     def hybrid_forward(self, F, x, weight, bias=None):
-        out = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
-                               flatten=self._flatten, name="fwd")
+        out = F.FullyConnected(
+            x,
+            weight,
+            bias,
+            no_bias=bias is None,
+            num_hidden=self._units,
+            flatten=self._flatten,
+            name="fwd",
+        )
         if self.act is not None:
             out = self.act(out)
         return out
@@ -164,14 +190,29 @@ class Embedding(HybridBlock):
 
     _auto_jit = True
 
-    def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
-                 sparse_grad=False, **kwargs):
+    def __init__(
+        self,
+        input_dim,
+        output_dim,
+        dtype="float32",
+        weight_initializer=None,
+        sparse_grad=False,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
-        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
-                        "sparse_grad": sparse_grad}
-        self.weight = self.params.get("weight", shape=(input_dim, output_dim),
-                                      init=weight_initializer, dtype=dtype,
-                                      allow_deferred_init=True)
+        self._kwargs = {
+            "input_dim": input_dim,
+            "output_dim": output_dim,
+            "dtype": dtype,
+            "sparse_grad": sparse_grad,
+        }
+        self.weight = self.params.get(
+            "weight",
+            shape=(input_dim, output_dim),
+            init=weight_initializer,
+            dtype=dtype,
+            allow_deferred_init=True,
+        )
 
     def hybrid_forward(self, F, x, weight):
         return F.Embedding(x, weight, name="fwd", **self._kwargs)

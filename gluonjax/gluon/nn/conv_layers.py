@@ -57,9 +57,23 @@ class _Conv(HybridBlock):
     _op_name = "Convolution"
     _nd = 2
 
-    def __init__(self, channels, kernel_size, strides, padding, dilation, groups, layout,
-                 in_channels=0, activation=None, use_bias=True, weight_initializer=None,
-                 bias_initializer="zeros", output_padding=None, **kwargs):
+    def __init__(
+        self,
+        channels,
+        kernel_size,
+        strides,
+        padding,
+        dilation,
+        groups,
+        layout,
+        in_channels=0,
+        activation=None,
+        use_bias=True,
+        weight_initializer=None,
+        bias_initializer="zeros",
+        output_padding=None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         n, name = self._nd, type(self).__name__
         _check_layout(layout, _CONV_LAYOUTS[n], name)
@@ -74,15 +88,22 @@ class _Conv(HybridBlock):
         if output_padding is not None:
             adj = _tup(output_padding, n, "output_padding")
             if any(a >= s for a, s in zip(adj, self._kwargs["stride"], strict=True)):
-                raise MXNetError(f"{name}: output_padding {adj} must be smaller than the "
-                                 f"strides {self._kwargs['stride']}")
+                raise MXNetError(
+                    f"{name}: output_padding {adj} must be smaller than the "
+                    f"strides {self._kwargs['stride']}"
+                )
             self._kwargs["adj"] = adj
         with self.name_scope():
-            self.weight = self.params.get("weight", shape=self._weight_shape(),
-                                          init=weight_initializer, allow_deferred_init=True)
+            self.weight = self.params.get(
+                "weight",
+                shape=self._weight_shape(),
+                init=weight_initializer,
+                allow_deferred_init=True,
+            )
             if use_bias:
-                self.bias = self.params.get("bias", shape=(channels,), init=bias_initializer,
-                                            allow_deferred_init=True)
+                self.bias = self.params.get(
+                    "bias", shape=(channels,), init=bias_initializer, allow_deferred_init=True
+                )
             else:
                 self.bias = None
             if activation is not None:
@@ -118,8 +139,10 @@ class _Conv(HybridBlock):
         k = self._kwargs
         shape = self.weight.shape
         n = len(k["kernel"])
-        s = (f"{type(self).__name__}({shape[1] if shape[1] else None} -> {shape[0]}, "
-             f"kernel_size={k['kernel']}, stride={k['stride']}")
+        s = (
+            f"{type(self).__name__}({shape[1] if shape[1] else None} -> {shape[0]}, "
+            f"kernel_size={k['kernel']}, stride={k['stride']}"
+        )
         if k["pad"] != (0,) * n:
             s += f", padding={k['pad']}"
         if k["dilate"] != (1,) * n:
@@ -140,8 +163,12 @@ def _conv_class(name, nd, layout, transpose):
         f"{nd}-D {kind} layer.\n\n    Parameters\n    ----------\n"
         f"    channels : int\n        Number of output channels.\n"
         f"    kernel_size, strides, padding, dilation : int or tuple of {nd} ints\n"
-        + ("    output_padding : int or tuple\n        Extra size added to one side of the "
-           "output (``adj``).\n" if transpose else "")
+        + (
+            "    output_padding : int or tuple\n        Extra size added to one side of the "
+            "output (``adj``).\n"
+            if transpose
+            else ""
+        )
         + f"    groups : int, default 1\n    layout : str, default '{layout}'\n"
         f"    activation : str, optional\n    use_bias : bool, default True\n"
         f"    weight_initializer, bias_initializer : Initializer or str\n"
@@ -149,24 +176,83 @@ def _conv_class(name, nd, layout, transpose):
     )
 
     if transpose:
-        def __init__(self, channels, kernel_size, strides=ones, padding=zeros,
-                     output_padding=zeros, dilation=ones, groups=1, layout=layout,
-                     activation=None, use_bias=True, weight_initializer=None,
-                     bias_initializer="zeros", in_channels=0, **kwargs):
-            _Conv.__init__(self, channels, kernel_size, strides, padding, dilation, groups,
-                           layout, in_channels, activation, use_bias, weight_initializer,
-                           bias_initializer, output_padding=output_padding, **kwargs)
-    else:
-        def __init__(self, channels, kernel_size, strides=ones, padding=zeros, dilation=ones,
-                     groups=1, layout=layout, activation=None, use_bias=True,
-                     weight_initializer=None, bias_initializer="zeros", in_channels=0,
-                     **kwargs):
-            _Conv.__init__(self, channels, kernel_size, strides, padding, dilation, groups,
-                           layout, in_channels, activation, use_bias, weight_initializer,
-                           bias_initializer, **kwargs)
 
-    ns = {"__init__": __init__, "__doc__": doc, "_nd": nd, "__module__": __name__,
-          "_op_name": "Deconvolution" if transpose else "Convolution"}
+        def __init__(
+            self,
+            channels,
+            kernel_size,
+            strides=ones,
+            padding=zeros,
+            output_padding=zeros,
+            dilation=ones,
+            groups=1,
+            layout=layout,
+            activation=None,
+            use_bias=True,
+            weight_initializer=None,
+            bias_initializer="zeros",
+            in_channels=0,
+            **kwargs,
+        ):
+            _Conv.__init__(
+                self,
+                channels,
+                kernel_size,
+                strides,
+                padding,
+                dilation,
+                groups,
+                layout,
+                in_channels,
+                activation,
+                use_bias,
+                weight_initializer,
+                bias_initializer,
+                output_padding=output_padding,
+                **kwargs,
+            )
+    else:
+
+        def __init__(
+            self,
+            channels,
+            kernel_size,
+            strides=ones,
+            padding=zeros,
+            dilation=ones,
+            groups=1,
+            layout=layout,
+            activation=None,
+            use_bias=True,
+            weight_initializer=None,
+            bias_initializer="zeros",
+            in_channels=0,
+            **kwargs,
+        ):
+            _Conv.__init__(
+                self,
+                channels,
+                kernel_size,
+                strides,
+                padding,
+                dilation,
+                groups,
+                layout,
+                in_channels,
+                activation,
+                use_bias,
+                weight_initializer,
+                bias_initializer,
+                **kwargs,
+            )
+
+    ns = {
+        "__init__": __init__,
+        "__doc__": doc,
+        "_nd": nd,
+        "__module__": __name__,
+        "_op_name": "Deconvolution" if transpose else "Convolution",
+    }
     return type(name, (_Conv,), ns)
 
 
@@ -184,8 +270,19 @@ class _Pooling(HybridBlock):
 
     _auto_jit = True
 
-    def __init__(self, pool_size, strides, padding, ceil_mode, global_pool, pool_type, layout,
-                 count_include_pad=None, nd=2, **kwargs):
+    def __init__(
+        self,
+        pool_size,
+        strides,
+        padding,
+        ceil_mode,
+        global_pool,
+        pool_type,
+        layout,
+        count_include_pad=None,
+        nd=2,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         _check_layout(layout, _POOL_LAYOUTS[nd], type(self).__name__)
         kernel = _tup(pool_size, nd, "pool_size")
@@ -206,10 +303,12 @@ class _Pooling(HybridBlock):
 
     def __repr__(self):
         k = self._kwargs
-        return (f"{type(self).__name__}(size={k['kernel']}, stride={k['stride']}, "
-                f"padding={k['pad']}, ceil_mode={k['pooling_convention'] == 'full'}, "
-                f"global_pool={k['global_pool']}, pool_type={k['pool_type']}, "
-                f"layout={k['layout']})")
+        return (
+            f"{type(self).__name__}(size={k['kernel']}, stride={k['stride']}, "
+            f"padding={k['pad']}, ceil_mode={k['pooling_convention'] == 'full'}, "
+            f"global_pool={k['global_pool']}, pool_type={k['pool_type']}, "
+            f"layout={k['layout']})"
+        )
 
 
 _LAYOUT = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
@@ -229,29 +328,62 @@ _POOL_DOC = """{nd}-D {kind} pooling.
 def _pool_class(name, nd, pool_type):
     default = (2,) * nd if nd > 1 else 2
     if pool_type == "max":
-        def __init__(self, pool_size=default, strides=None, padding=0, ceil_mode=False,
-                     layout=_LAYOUT[nd], **kwargs):
-            _Pooling.__init__(self, pool_size, strides, padding, ceil_mode, False, "max",
-                              layout, nd=nd, **kwargs)
+
+        def __init__(
+            self,
+            pool_size=default,
+            strides=None,
+            padding=0,
+            ceil_mode=False,
+            layout=_LAYOUT[nd],
+            **kwargs,
+        ):
+            _Pooling.__init__(
+                self, pool_size, strides, padding, ceil_mode, False, "max", layout, nd=nd, **kwargs
+            )
+
         doc = _POOL_DOC.format(nd=nd, kind="Max", layout=_LAYOUT[nd])
     else:
-        def __init__(self, pool_size=default, strides=None, padding=0, ceil_mode=False,
-                     layout=_LAYOUT[nd], count_include_pad=True, **kwargs):
-            _Pooling.__init__(self, pool_size, strides, padding, ceil_mode, False, "avg",
-                              layout, count_include_pad, nd=nd, **kwargs)
+
+        def __init__(
+            self,
+            pool_size=default,
+            strides=None,
+            padding=0,
+            ceil_mode=False,
+            layout=_LAYOUT[nd],
+            count_include_pad=True,
+            **kwargs,
+        ):
+            _Pooling.__init__(
+                self,
+                pool_size,
+                strides,
+                padding,
+                ceil_mode,
+                False,
+                "avg",
+                layout,
+                count_include_pad,
+                nd=nd,
+                **kwargs,
+            )
+
         doc = _POOL_DOC.format(nd=nd, kind="Average", layout=_LAYOUT[nd]) + (
             "    count_include_pad : bool, default True\n"
-            "        Count padded zeros in the averaging window.\n")
+            "        Count padded zeros in the averaging window.\n"
+        )
     return type(name, (_Pooling,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
 
 
 def _global_pool_class(name, nd, pool_type):
     def __init__(self, layout=_LAYOUT[nd], **kwargs):
-        _Pooling.__init__(self, (1,) * nd, None, 0, True, True, pool_type, layout, nd=nd,
-                          **kwargs)
+        _Pooling.__init__(self, (1,) * nd, None, 0, True, True, pool_type, layout, nd=nd, **kwargs)
 
-    doc = (f"Global {nd}-D {pool_type} pooling: output spatial size 1.\n\n"
-           f"    Parameters\n    ----------\n    layout : str, default '{_LAYOUT[nd]}'\n")
+    doc = (
+        f"Global {nd}-D {pool_type} pooling: output spatial size 1.\n\n"
+        f"    Parameters\n    ----------\n    layout : str, default '{_LAYOUT[nd]}'\n"
+    )
     return type(name, (_Pooling,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
 
 

@@ -14,12 +14,22 @@ class _Norm(HybridBlock):
 
     def _norm_params(self, in_channels, center, scale, beta_init, gamma_init, shape=None):
         shape = shape if shape is not None else (in_channels,)
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=shape,
-                                     init=gamma_init, allow_deferred_init=True,
-                                     differentiable=scale)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=shape,
-                                    init=beta_init, allow_deferred_init=True,
-                                    differentiable=center)
+        self.gamma = self.params.get(
+            "gamma",
+            grad_req="write" if scale else "null",
+            shape=shape,
+            init=gamma_init,
+            allow_deferred_init=True,
+            differentiable=scale,
+        )
+        self.beta = self.params.get(
+            "beta",
+            grad_req="write" if center else "null",
+            shape=shape,
+            init=beta_init,
+            allow_deferred_init=True,
+            differentiable=center,
+        )
 
 
 class BatchNorm(_Norm):
@@ -38,22 +48,48 @@ class BatchNorm(_Norm):
     in_channels : int, default 0 (inferred)
     """
 
-    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
-                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
-                 running_mean_initializer="zeros", running_variance_initializer="ones",
-                 in_channels=0, **kwargs):
+    def __init__(
+        self,
+        axis=1,
+        momentum=0.9,
+        epsilon=1e-5,
+        center=True,
+        scale=True,
+        use_global_stats=False,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        running_mean_initializer="zeros",
+        running_variance_initializer="ones",
+        in_channels=0,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
-        self._kwargs = {"axis": axis, "eps": epsilon, "momentum": momentum,
-                        "fix_gamma": not scale, "use_global_stats": use_global_stats}
+        self._kwargs = {
+            "axis": axis,
+            "eps": epsilon,
+            "momentum": momentum,
+            "fix_gamma": not scale,
+            "use_global_stats": use_global_stats,
+        }
         self.in_channels = in_channels
         with self.name_scope():
             self._norm_params(in_channels, center, scale, beta_initializer, gamma_initializer)
-            self.running_mean = self.params.get("running_mean", grad_req="null", shape=(in_channels,),
-                                                init=running_mean_initializer,
-                                                allow_deferred_init=True, differentiable=False)
-            self.running_var = self.params.get("running_var", grad_req="null", shape=(in_channels,),
-                                               init=running_variance_initializer,
-                                               allow_deferred_init=True, differentiable=False)
+            self.running_mean = self.params.get(
+                "running_mean",
+                grad_req="null",
+                shape=(in_channels,),
+                init=running_mean_initializer,
+                allow_deferred_init=True,
+                differentiable=False,
+            )
+            self.running_var = self.params.get(
+                "running_var",
+                grad_req="null",
+                shape=(in_channels,),
+                init=running_variance_initializer,
+                allow_deferred_init=True,
+                differentiable=False,
+            )
 
     def cast(self, dtype):
         if np.dtype(dtype).name == "float16":
@@ -66,16 +102,27 @@ class BatchNorm(_Norm):
     def __repr__(self):
         k = self._kwargs
         ch = self.gamma.shape[0] if self.gamma.shape and self.gamma.shape[0] else None
-        return (f"{type(self).__name__}(axis={k['axis']}, eps={k['eps']}, momentum={k['momentum']}, "
-                f"fix_gamma={k['fix_gamma']}, use_global_stats={k['use_global_stats']}, "
-                f"in_channels={ch})")
+        return (
+            f"{type(self).__name__}(axis={k['axis']}, eps={k['eps']}, momentum={k['momentum']}, "
+            f"fix_gamma={k['fix_gamma']}, use_global_stats={k['use_global_stats']}, "
+            f"in_channels={ch})"
+        )
 
 
 class LayerNorm(_Norm):
     """Layer normalization over ``axis`` (default the last)."""
 
-    def __init__(self, axis=-1, epsilon=1e-5, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", in_channels=0, **kwargs):
+    def __init__(
+        self,
+        axis=-1,
+        epsilon=1e-5,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        in_channels=0,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self._kwargs = {"eps": epsilon, "axis": axis}
         self._desc = {"center": center, "scale": scale}
@@ -92,8 +139,17 @@ class LayerNorm(_Norm):
 class InstanceNorm(_Norm):
     """Instance normalization (per sample and channel)."""
 
-    def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False, beta_initializer="zeros",
-                 gamma_initializer="ones", in_channels=0, **kwargs):
+    def __init__(
+        self,
+        axis=1,
+        epsilon=1e-5,
+        center=True,
+        scale=False,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        in_channels=0,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self._kwargs = {"eps": epsilon}
         self._axis = axis
@@ -114,8 +170,17 @@ class InstanceNorm(_Norm):
 class GroupNorm(_Norm):
     """Group normalization with ``num_groups`` channel groups."""
 
-    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
-                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0, **kwargs):
+    def __init__(
+        self,
+        num_groups=1,
+        epsilon=1e-5,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        in_channels=0,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self._kwargs = {"eps": epsilon, "num_groups": num_groups}
         self._desc = {"center": center, "scale": scale}
