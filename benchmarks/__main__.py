@@ -17,9 +17,8 @@ def main(argv=None):
     ap.add_argument("--only", choices=ROWS, action="append", help="run only these rows")
     args = ap.parse_args(argv)
     n = 200 if args.quick else 1000
-    print(
-        f"jax {jax.__version__} on {jax.devices()[0].platform} ({platform.processor() or platform.machine()})"
-    )
+    cpu = platform.processor() or platform.machine()
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform} ({cpu})")
     for name in args.only or ROWS:
         try:
             mod = importlib.import_module(f"benchmarks.{name}")
