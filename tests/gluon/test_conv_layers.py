@@ -162,11 +162,18 @@ def _conv_args(nd, kw):
     )
 
 
-@pytest.mark.parametrize("channels_last", [False, True], ids=["NC", "NxC"])
-@pytest.mark.parametrize("nd,kw,spatial", CONV_CASES)
+def _layouts(cases):
+    """(case..., channels_last) combinations; 1-D layers only have NCW (as MXNet)."""
+    return [
+        pytest.param(*c, last, id=f"{i}-{'NxC' if last else 'NC'}")
+        for i, c in enumerate(cases)
+        for last in (False, True)
+        if not (last and c[0] == 1)
+    ]
+
+
+@pytest.mark.parametrize("nd,kw,spatial,channels_last", _layouts(CONV_CASES))
 def test_conv_vs_numpy(nd, kw, spatial, channels_last):
-    if channels_last and nd == 1:
-        pytest.skip("Conv1D only supports NCW (as MXNet)")
     cls = getattr(nn, f"Conv{nd}D")
     layout = {2: "NHWC", 3: "NDHWC"}[nd] if channels_last else None
     layer = cls(**kw, **({"layout": layout} if layout else {}), bias_initializer="ones")
@@ -198,11 +205,8 @@ DECONV_CASES = [  # (nd, kwargs, input spatial)
 ]
 
 
-@pytest.mark.parametrize("channels_last", [False, True], ids=["NC", "NxC"])
-@pytest.mark.parametrize("nd,kw,spatial", DECONV_CASES)
+@pytest.mark.parametrize("nd,kw,spatial,channels_last", _layouts(DECONV_CASES))
 def test_deconv_vs_numpy(nd, kw, spatial, channels_last):
-    if channels_last and nd == 1:
-        pytest.skip("Conv1DTranspose only supports NCW (as MXNet)")
     cls = getattr(nn, f"Conv{nd}DTranspose")
     layout = {2: "NHWC", 3: "NDHWC"}[nd] if channels_last else None
     layer = cls(**kw, **({"layout": layout} if layout else {}), bias_initializer="ones")
