@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import threading
 
-_local = threading.local()
+class _Local(threading.local):
+    scope = None  # the active TraceScope (hot paths read _local.scope directly)
+
+
+_local = _Local()
 
 
 class TraceScope:
@@ -34,7 +38,7 @@ class TraceScope:
         }
 
     def __enter__(self):
-        self._old = getattr(_local, "scope", None)
+        self._old = _local.scope
         _local.scope = self
         return self
 
@@ -44,12 +48,12 @@ class TraceScope:
 
 def current():
     """The active TraceScope or None."""
-    return getattr(_local, "scope", None)
+    return _local.scope
 
 
 def lookup(param):
     """The traced wrapper of ``param`` inside a trace, else None."""
-    scope = getattr(_local, "scope", None)
+    scope = _local.scope
     if scope is None:
         return None
     return scope.by_id.get(id(param))

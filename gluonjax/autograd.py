@@ -25,17 +25,24 @@ __all__ = [
     "Function",
 ]
 
-_st = threading.local()
+class _State(threading.local):
+    """Per-thread recording/training flags (class defaults: off)."""
+
+    recording = False
+    training = False
+
+
+_st = _State()  # hot paths read _st.recording / _st.training directly
 
 
 def is_recording():
     """True inside ``autograd.record()`` (and not inside ``pause()``)."""
-    return getattr(_st, "recording", False)
+    return _st.recording
 
 
 def is_training():
     """True when layers such as Dropout and BatchNorm run in training mode."""
-    return getattr(_st, "training", False)
+    return _st.training
 
 
 def set_recording(is_record):

@@ -8,6 +8,8 @@ forward is one compiled call returning the VJP, and the backward one more.
 
 from __future__ import annotations
 
+import operator
+
 import jax
 import numpy as np
 
@@ -17,6 +19,7 @@ from .. import random as _random
 from ..base import HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
 
+_DATA = operator.attrgetter("_data")
 _APPLY: dict = {}
 
 
@@ -93,24 +96,24 @@ class CachedGraph:
             return out, scope.updates()
 
     def __call__(self, args):
-        raw = [a._data if type(a) is NDArray else _raw_input(a) for a in args]
-        training = _ag.is_training()
-        if _ag.is_recording() and (
-            any(d._grad_req not in (None, "null") for d in self.datas)
-            or any(type(a) is NDArray and _tape.needs_grad(a) for a in args)
-        ):
+        # the hot path: read flags and arrays, one compiled call, wrap the result
+        st = _ag._st
+        if len(args) == 1 and type(args[0]) is NDArray:
+            raw = [args[0]._data]
+        else:
+            raw = [a._data if type(a) is NDArray else _raw_input(a) for a in args]
+        if st.recording and self._needs_tape(args):
             key, counter = _random.peek()
-            return self._recorded(args, raw, key, np.uint32(counter & 0xFFFFFFFF), training)
-        pvals = [d._data for d in self.datas]
-        out = None
+            return self._recorded(args, raw, key, np.uint32(counter & 0xFFFFFFFF), st.training)
+        pvals = list(map(_DATA, self.datas))
         if not self.uses_random:
             try:
-                out, updates = self.jit_nokey(pvals, raw, training)
+                out, updates = self.jit_nokey(pvals, raw, st.training)
             except _random.NeedsKey:
                 self.uses_random = True
         if self.uses_random:
             key, counter = _random.peek()
-            out, updates = self.jit(pvals, raw, key, np.uint32(counter & 0xFFFFFFFF), training)
+            out, updates = self.jit(pvals, raw, key, np.uint32(counter & 0xFFFFFFFF), st.training)
             _random.advance()
         if updates:
             for i, v in updates.items():
@@ -118,6 +121,11 @@ class CachedGraph:
         if type(out) is not tuple and type(out) is not list and type(out) is not dict:
             return NDArray(out)
         return jax.tree_util.tree_map(NDArray, out)
+
+    def _needs_tape(self, args):
+        return any(d._grad_req not in (None, "null") for d in self.datas) or any(
+            type(a) is NDArray and _tape.needs_grad(a) for a in args
+        )
 
     def _recorded(self, args, raw, key, counter, training):
         pmask = tuple(d._grad_req not in (None, "null") for d in self.datas)

@@ -15,6 +15,7 @@ from .parameter import Parameter
 
 __all__ = ["HybridBlock"]
 
+_TRACE_LOCAL = _trace._local
 _AUTO_JIT = [True]  # summary() turns leaf-layer compilation off to see every layer
 
 
@@ -91,12 +92,23 @@ class HybridBlock(Block):
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
+        cached = self._cached
+        if (
+            cached is not None
+            and self._active
+            and _TRACE_LOCAL.scope is None
+            and not kwargs
+            and args
+            and type(args[0]) is NDArray
+            and not self._forward_pre_hooks
+            and not self._forward_hooks
+        ):
+            return cached(args)  # the hybridized hot path
         if (
             (self._active or (_AUTO_JIT[0] and self._can_auto_jit()))
             and not kwargs
-            and (_trace.current() is None)
+            and _TRACE_LOCAL.scope is None
         ):
-            cached = self._cached
             if args and type(args[0]) is not NDArray and hasattr(args[0], "_outputs"):
                 return super().__call__(*args)
             if cached is None:
@@ -109,7 +121,7 @@ class HybridBlock(Block):
                     hook(self, args, out)
                 return out
             return cached(args)
-        if _trace.current() is not None and self._gluon2_style():
+        if _TRACE_LOCAL.scope is not None and self._gluon2_style():
             args = tuple(_as_ndarray(a) for a in args)
         return super().__call__(*args, **kwargs)
 
