@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+
 class _Local(threading.local):
     scope = None  # the active TraceScope (hot paths read _local.scope directly)
 

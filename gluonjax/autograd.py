@@ -25,6 +25,7 @@ __all__ = [
     "Function",
 ]
 
+
 class _State(threading.local):
     """Per-thread recording/training flags (class defaults: off)."""
 

@@ -144,9 +144,12 @@ class Optimizer:
 
     def _update_count(self, index):
         indices = index if isinstance(index, (list, tuple)) else [index]
+        counts, top = self._index_update_count, self.num_update
         for i in indices:
-            self._index_update_count[i] = self._index_update_count.get(i, self.begin_num_update) + 1
-            self.num_update = max(self._index_update_count[i], self.num_update)
+            c = counts[i] = counts.get(i, self.begin_num_update) + 1
+            if c > top:
+                top = c
+        self.num_update = top
 
     def _mult(self, index, table, attr):
         p = self.param_dict.get(index)
@@ -156,13 +159,23 @@ class Optimizer:
         return table.get(index, table.get(name, 1.0))
 
     def lrs_wds(self, indices):
-        """Effective (lr, wd) arrays for ``indices``: the base values are read once."""
+        """Effective (lr, wd) arrays for ``indices`` (cached while nothing changes)."""
         import numpy as np
 
         lr, wd = self.learning_rate, self.wd
-        lrs = np.array([lr * self._mult(i, self.lr_mult, "lr_mult") for i in indices], np.float32)
-        wds = np.array([wd * self._mult(i, self.wd_mult, "wd_mult") for i in indices], np.float32)
-        return lrs, wds
+        lm = tuple(self._mult(i, self.lr_mult, "lr_mult") for i in indices)
+        wm = tuple(self._mult(i, self.wd_mult, "wd_mult") for i in indices)
+        key = (lr, wd, lm, wm)
+        cache = self.__dict__.setdefault("_lrs_wds_cache", {})
+        hit = cache.get(key)
+        if hit is None:
+            if len(cache) > 64:
+                cache.clear()
+            hit = cache[key] = (
+                np.array([lr * m for m in lm], np.float32),
+                np.array([wd * m for m in wm], np.float32),
+            )
+        return hit
 
     def _get_lr(self, index):
         return self.learning_rate * self._mult(index, self.lr_mult, "lr_mult")
