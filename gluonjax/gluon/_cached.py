@@ -71,6 +71,26 @@ class CachedGraph:
         )
         self.vjp_fwd = {}
         self.uses_random = False  # set while tracing; only then do calls consume a key
+        self.fast = self._make_fast()
+
+    def _make_fast(self):
+        """``fast(x)``: one NDArray input, not recording, no randomness (the common call)."""
+        datas, jit_nokey, st, nd_, get = self.datas, self.jit_nokey, _ag._st, NDArray, _DATA
+
+        def fast(x):
+            try:
+                out, updates = jit_nokey(list(map(get, datas)), [x._data], st.training)
+            except _random.NeedsKey:  # a new trace (e.g. training mode) draws random numbers
+                self.uses_random = True
+                return self([x])
+            if updates:
+                for i, v in updates.items():
+                    datas[i]._data = v
+            if type(out) is tuple or type(out) is list or type(out) is dict:
+                return jax.tree_util.tree_map(nd_, out)
+            return nd_(out)
+
+        return fast
 
     def _pure(self, param_values, inputs, seed_key, counter, training):
         block = self.block

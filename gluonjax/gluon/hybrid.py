@@ -16,6 +16,7 @@ from .parameter import Parameter
 __all__ = ["HybridBlock"]
 
 _TRACE_LOCAL = _trace._local
+_AG_STATE = _ag._st
 _AUTO_JIT = [True]  # summary() turns leaf-layer compilation off to see every layer
 
 
@@ -102,8 +103,10 @@ class HybridBlock(Block):
             and type(args[0]) is NDArray
             and not self._forward_pre_hooks
             and not self._forward_hooks
-        ):
-            return cached(args)  # the hybridized hot path
+        ):  # the hybridized hot path
+            if len(args) == 1 and not _AG_STATE.recording and not cached.uses_random:
+                return cached.fast(args[0])
+            return cached(args)
         if (
             (self._active or (_AUTO_JIT[0] and self._can_auto_jit()))
             and not kwargs

@@ -69,14 +69,16 @@ class NDArray:
     <NDArray 2x3 @cpu(0)>
     """
 
-    __slots__ = ("_data", "_grad", "_grad_req", "_node", "__weakref__")
+    # ``_data`` is a slot; the autograd fields default to None at class level and only
+    # arrays that take part in autograd get their own values (cheaper construction)
+    __slots__ = ("_data", "__dict__", "__weakref__")
     __array_priority__ = 1000.0
+    _grad = None
+    _grad_req = None
+    _node = None
 
     def __init__(self, data):
         self._data = data
-        self._grad = None
-        self._grad_req = None
-        self._node = None
 
     # ---------------------------------------------------------------- properties
     @property
