@@ -82,6 +82,7 @@ class CachedGraph:
                 out, updates = jit_nokey(list(map(get, datas)), [x._data], st.training)
             except _random.NeedsKey:  # a new trace (e.g. training mode) draws random numbers
                 self.uses_random = True
+                self.block.__dict__["_fast"] = None
                 return self([x])
             if updates:
                 for i, v in updates.items():

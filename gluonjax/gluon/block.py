@@ -200,11 +200,13 @@ class Block:
     def register_forward_pre_hook(self, hook):
         """``hook(block, inputs)`` runs before forward; returns a handle with ``detach()``."""
         STRUCTURE_EPOCH[0] += 1
+        self.__dict__["_fast"] = None  # a hybridized block leaves its hook-free fast path
         return _HookHandle(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook):
         """``hook(block, inputs, outputs)`` runs after forward."""
         STRUCTURE_EPOCH[0] += 1
+        self.__dict__["_fast"] = None
         return _HookHandle(self._forward_hooks, hook)
 
     def __call__(self, *args, **kwargs):

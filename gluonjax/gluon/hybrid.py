@@ -66,12 +66,14 @@ class HybridBlock(Block):
         self._active = False
         self._flags = {}
         self._cached = None
+        self._fast = None  # cached.fast while hybridized, hook-free and key-free
         self._own_cache = None
         self._auto_state = (-1, False)
 
     def __setattr__(self, name, value):
         if isinstance(value, (Block, Parameter)):
             object.__setattr__(self, "_cached", None)
+            object.__setattr__(self, "_fast", None)
             object.__setattr__(self, "_own_cache", None)
         super().__setattr__(name, value)
 
@@ -85,28 +87,27 @@ class HybridBlock(Block):
         self._active = bool(active)
         self._flags = dict(static_alloc=static_alloc, static_shape=static_shape, **kwargs)
         self._cached = None
+        self._fast = None
         for child in self._children.values():
             child.hybridize(active, static_alloc=static_alloc, static_shape=static_shape, **kwargs)
 
     def _clear_cached(self):
         self._cached = None
+        self._fast = None
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
-        cached = self._cached
+        fast = self._fast
         if (
-            cached is not None
-            and self._active
-            and _TRACE_LOCAL.scope is None
-            and not kwargs
-            and args
+            fast is not None
+            and len(args) == 1
             and type(args[0]) is NDArray
-            and not self._forward_pre_hooks
-            and not self._forward_hooks
-        ):  # the hybridized hot path
-            if len(args) == 1 and not _AG_STATE.recording and not cached.uses_random:
-                return cached.fast(args[0])
-            return cached(args)
+            and not kwargs
+            and _TRACE_LOCAL.scope is None
+            and not _AG_STATE.recording
+        ):
+            return fast(args[0])  # the hybridized hot path
+        cached = self._cached
         if (
             (self._active or (_AUTO_JIT[0] and self._can_auto_jit()))
             and not kwargs
@@ -123,7 +124,10 @@ class HybridBlock(Block):
                 for hook in list(self._forward_hooks.values()):
                     hook(self, args, out)
                 return out
-            return cached(args)
+            out = cached(args)
+            if self._active and not cached.uses_random:
+                self._fast = cached.fast
+            return out
         if _TRACE_LOCAL.scope is not None and self._gluon2_style():
             args = tuple(_as_ndarray(a) for a in args)
         return super().__call__(*args, **kwargs)
