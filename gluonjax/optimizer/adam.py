@@ -17,6 +17,14 @@ from .optimizer import Optimizer, clip, register
 __all__ = ["Adam", "AdamW", "Adamax", "Nadam", "LAMB"]
 
 
+def adam_moments(beta1, beta2, state, g):
+    """Adam's first and second moments, with MXNet's float32 ``1 - beta`` rounding."""
+    mean, var = state
+    mean = beta1 * mean + f32_one_minus(beta1) * g
+    var = beta2 * var + f32_one_minus(beta2) * jnp.square(g)
+    return mean, var
+
+
 @register
 class Adam(Optimizer):
     """Adam (MXNet's ``adam_update`` with the bias correction folded into lr).
@@ -53,9 +61,7 @@ class Adam(Optimizer):
 
     def step(self, weight, grad, state, lr, wd, t, key):
         g = clip(grad + wd * weight, self._clip_gradient)
-        mean, var = state
-        mean = self.beta1 * mean + f32_one_minus(self.beta1) * g
-        var = self.beta2 * var + f32_one_minus(self.beta2) * jnp.square(g)
+        mean, var = adam_moments(self.beta1, self.beta2, state, g)
         lr_t = lr * jnp.sqrt(one_minus_power(self.beta2, t)) / one_minus_power(self.beta1, t)
         return weight - lr_t * mean / (jnp.sqrt(var) + self.epsilon), (mean, var)
 
@@ -91,9 +97,7 @@ class AdamW(Optimizer):
         return zeros_state(weight, 2)
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        mean, var = state
-        mean = self.beta1 * mean + f32_one_minus(self.beta1) * grad
-        var = self.beta2 * var + f32_one_minus(self.beta2) * jnp.square(grad)
+        mean, var = adam_moments(self.beta1, self.beta2, state, grad)
         if self.correct_bias:
             lr = lr * jnp.sqrt(one_minus_power(self.beta2, t)) / one_minus_power(self.beta1, t)
         upd = mean / (jnp.sqrt(var) + self.epsilon) + wd * weight
@@ -233,9 +237,7 @@ class LAMB(Optimizer):
         return zeros_state(weight, 2)
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        mean, var = state
-        mean = self.beta1 * mean + f32_one_minus(self.beta1) * grad
-        var = self.beta2 * var + f32_one_minus(self.beta2) * jnp.square(grad)
+        mean, var = adam_moments(self.beta1, self.beta2, state, grad)
         m, v = mean, var
         if self.bias_correction:
             m = mean / f32_one_minus_power(self.beta1, t)
