@@ -12,9 +12,7 @@ import jax
 import numpy as np
 
 from .. import attribute as _attribute
-from .. import autograd as _ag
 from .. import name as _name
-from .. import random as _random
 from .._ops import registry as _reg
 from ..base import MXNetError
 from ._json import HIDDEN_KEYS as _HIDDEN
@@ -105,30 +103,14 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
 
 
 def _compute(op, node, inputs, outs):
-    """Run the op's kernel on the inputs' values (inside a trace: on tracers)."""
-    key = node.static_key
-    if op.mode:
-        key = key[:-1] + (_ag.is_training(),)
-    vals = [s._value for s in inputs]
-    if op.random:
-        vals[0:0] = _random.key_and_counter()
-    vals.extend(node.dyn)
-    try:
-        # the node's MXNet name rides along in the jaxpr (export names nodes with it)
-        with jax.named_scope(node.name):
-            res = op.kernel(key)(*vals)
-    except MXNetError:
-        raise
-    except Exception as err:
-        if "Tracer" in type(err).__name__ or "Concretization" in type(err).__name__:
-            raise
-        raise op.fail(err, vals, key) from None
-    if op.aux:
-        res, new_aux = res
+    """Run the node on the inputs' values (inside a trace: on tracers); see ``run_node``."""
+    from ._eval import run_node
+
+    res, new_aux = run_node(node, [s._value for s in inputs])
+    if new_aux:
         names = op.input_names(node.attr_dict(), len(inputs))
-        for nm, value in zip(op.aux, new_aux):
-            if nm in names:
-                inputs[names.index(nm)]._value = value
-    res = list(res) if isinstance(res, (tuple, list)) else [res]
+        present = [nm for nm in op.aux if nm in names]
+        for nm, value in zip(present, new_aux):
+            inputs[names.index(nm)]._value = value
     for o, r in zip(outs, res):
         o._value = r

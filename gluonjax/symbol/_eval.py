@@ -10,6 +10,8 @@ API and SymbolBlock all run graphs through this.
 
 from __future__ import annotations
 
+import jax
+
 from .. import autograd as _ag
 from .. import random as _random
 from ..base import MXNetError
@@ -85,13 +87,16 @@ def run_node(node, ins):
         vals[0:0] = _random.key_and_counter()
     vals.extend(node.dyn)
     try:
-        res = op.kernel(key)(*vals)
+        # the node's MXNet name rides along in the jaxpr (export names nodes with it)
+        with jax.named_scope(node.name):
+            res = op.kernel(key)(*vals)
     except MXNetError as err:
-        raise MXNetError(f"node '{node.name}': {err}") from None
+        raise type(err)(f"node '{node.name}': {err}") from None
     except Exception as err:
         if "Tracer" in type(err).__name__ or "Concretization" in type(err).__name__:
             raise
-        raise MXNetError(f"node '{node.name}': {op.fail(err, vals, key)}") from None
+        failed = op.fail(err, vals, key)
+        raise type(failed)(f"node '{node.name}': {failed}") from None
     updated = None
     if op.aux:
         res, new_aux = res
