@@ -18,7 +18,10 @@ class Node:
     refer back to the node as ``array._node = (node, index)``.
     """
 
-    __slots__ = ("bwd", "parents", "n_out", "out_avals", "name", "replay", "vjp", "apply")
+    __slots__ = (
+        "bwd", "parents", "n_out", "out_avals", "name", "replay", "vjp", "apply",
+        "lazy", "outs", "claim", "akey",
+    )  # fmt: skip
 
     def __init__(self, bwd, parents, out_avals, name, replay=None, vjp=None, apply=None):
         self.parents = parents
@@ -27,9 +30,14 @@ class Node:
         self.name = name
         self.replay = replay  # pure fn(*parent values) -> outputs tuple, for create_graph
         # jax VJP closure + a stable pure ``apply(vjp, cts) -> input cts``: lets backward
-        # run the whole tape as ONE compiled call (see _fused_run)
+        # run the whole tape as ONE compiled call (see _fused_tape)
         self.vjp = vjp
         self.apply = apply
+        # a deferred node (see _lazy): (pure fn(consts, *parents), consts, force, the
+        # parents' values when recorded, None where still pending) and
+        # weak refs to its Pending outputs; ``claim`` is the planned backward producing them
+        self.lazy = self.outs = self.claim = None
+        self.akey = None  # aval_key(out_avals), when known in advance
         if bwd is None and vjp is not None:
             bwd = _per_node_bwd(self)
         self.bwd = bwd
@@ -67,18 +75,34 @@ def _toposort(heads):
     return postorder(roots, kids)[::-1]
 
 
-_FUSED: dict = {}
-_FUSED_LIMIT = 256  # distinct tape shapes compiled; beyond that, node by node
+def _run(heads, head_grads, retain_graph, variables=None, defer=False):
+    """Propagate cotangents from ``heads``.
 
-
-def _run(heads, head_grads, retain_graph, variables=None):
-    """Propagate cotangents from ``heads``; return {id(leaf): (leaf, cotangent)}."""
+    Returns ``{id(leaf): (leaf, cotangent)}``, or with ``defer`` a planned
+    ``FusedCall`` (not run yet) when the tape allows one.
+    """
     order = _toposort(heads)
-    if order and all(n.vjp is not None for n in order):
-        res = _fused_run(order, heads, head_grads, retain_graph, variables)
-        if res is not None:
-            return res
+    if order and all(n.vjp is not None or n.lazy is not None for n in order):
+        call = _fused().plan_backward(order, heads, head_grads, variables)
+        if call is not None:
+            call.release(retain_graph)
+            return call if defer else call.cts_by_leaf(call.run())
+    for n in reversed(order):  # inputs first: deferred nodes run on their own
+        if n.lazy is not None:
+            _lazy().force_node(n)
     return _node_run(order, heads, head_grads, retain_graph, variables)
+
+
+def _lazy():
+    from . import _lazy as mod
+
+    return mod
+
+
+def _fused():
+    from . import _fused_tape as mod
+
+    return mod
 
 
 def _eligible(arr, variables):
@@ -93,77 +117,6 @@ def _check_heads(heads):
                 "under autograd.record() from arrays with attach_grad(); wrap the "
                 "forward in `with autograd.record():` and call x.attach_grad() first"
             )
-
-
-def _fused_run(order, heads, head_grads, retain_graph, variables):
-    """The whole backward as one cached ``jax.jit`` call over the nodes' VJPs."""
-    _check_heads(heads)
-    index = {id(n): k for k, n in enumerate(order)}
-    leaves, leaf_slot = [], {}
-
-    def dest(arr):
-        if arr._node is not None:
-            k = index.get(id(arr._node[0]))
-            return None if k is None else ("n", k, arr._node[1])
-        if not _eligible(arr, variables):
-            return None
-        slot = leaf_slot.get(id(arr))
-        if slot is None:
-            slot = leaf_slot[id(arr)] = len(leaves)
-            leaves.append(arr)
-        return ("l", slot)
-
-    plan = tuple(
-        (
-            n.apply,
-            tuple((tuple(a.shape), str(a.dtype)) for a in n.out_avals),
-            tuple(dest(p) for p in n.parents),
-        )
-        for n in order
-    )
-    head_plan = tuple(dest(h) for h in heads)
-    head_avals = tuple((tuple(h.shape), str(h.dtype)) for h in heads)
-    key = (plan, head_plan, head_avals, len(leaves))
-    fn = _FUSED.get(key)
-    if fn is None:
-        if len(_FUSED) >= _FUSED_LIMIT:
-            return None
-        fn = _FUSED[key] = jax.jit(_make_fused(plan, head_plan, head_avals, len(leaves)))
-    # a missing head gradient is made of ones inside the compiled call (no extra dispatch)
-    cts = [None if g is None else _raw(g).astype(h.dtype) for h, g in zip(heads, head_grads)]
-    out = fn([n.vjp for n in order], cts)
-    if not retain_graph:
-        for n in order:
-            n.vjp = n.bwd = None
-    return {id(leaf): (leaf, ct) for leaf, ct in zip(leaves, out) if ct is not None}
-
-
-def _make_fused(plan, head_plan, head_avals, n_leaves):
-    def fused(vjps, head_cts):
-        acc, leaf = {}, [None] * n_leaves
-
-        def add(d, ct):
-            if d is None:
-                return
-            if d[0] == "l":
-                leaf[d[1]] = ct if leaf[d[1]] is None else leaf[d[1]] + ct
-            else:
-                k = (d[1], d[2])
-                acc[k] = ct if k not in acc else acc[k] + ct
-
-        for d, ct, (shape, dtype) in zip(head_plan, head_cts, head_avals):
-            add(d, jnp.ones(shape, dtype) if ct is None else ct)
-        for k, (apply, avals, dests) in enumerate(plan):
-            outs = tuple(
-                acc.pop((k, i)) if (k, i) in acc else jnp.zeros(shape, dtype)
-                for i, (shape, dtype) in enumerate(avals)
-            )
-            for d, ct in zip(dests, apply(vjps[k], outs)):
-                if ct is not None and getattr(ct, "dtype", None) != jax.dtypes.float0:
-                    add(d, ct)
-        return leaf
-
-    return fused
 
 
 def _node_run(order, heads, head_grads, retain_graph, variables):
@@ -222,7 +175,12 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # no
         Keep the tape so backward can run again.
     """
     heads, head_grads = _as_lists(heads, head_grads)
-    for leaf, ct in _run(heads, head_grads, retain_graph).values():
+    lazy = _lazy()
+    res = _run(heads, head_grads, retain_graph, defer=lazy.ENABLED[0])
+    if isinstance(res, _fused().FusedCall):  # gradients stay Pending until read or trainer.step
+        lazy.defer_grads(res)
+        return
+    for leaf, ct in res.values():
         leaf._accumulate_grad(ct)
 
 

@@ -12,10 +12,28 @@ import threading
 
 
 class _Local(threading.local):
-    scope = None  # the active TraceScope (hot paths read _local.scope directly)
+    """Per-thread state of the running code, one object so hot paths read it once.
+
+    ``scope`` is the active TraceScope; ``autograd`` keeps its ``recording`` and
+    ``training`` flags here as well (``autograd._st`` is this object). Hot paths
+    read the attributes directly; writers go through :func:`sync_call_mode`.
+    """
+
+    scope = None
+    recording = False
+    training = False
+    # what a hybridized block's call may run: 0 / 1 its plain compiled call in
+    # predict / training mode; 2 the general path (recording or tracing)
+    call_mode = 0
 
 
 _local = _Local()
+
+
+def sync_call_mode():
+    """Recompute ``call_mode`` after ``scope``, ``recording`` or ``training`` changed."""
+    st = _local
+    st.call_mode = 2 if st.scope is not None or st.recording else int(st.training)
 
 
 class TraceScope:
@@ -41,10 +59,12 @@ class TraceScope:
     def __enter__(self):
         self._old = _local.scope
         _local.scope = self
+        sync_call_mode()
         return self
 
     def __exit__(self, *exc):
         _local.scope = self._old
+        sync_call_mode()
 
 
 def current():

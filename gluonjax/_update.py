@@ -8,11 +8,12 @@ per set of updated indices.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from . import random as _random
 
-__all__ = ["apply_update", "make_update"]
+__all__ = ["apply_update", "backward_and_update", "make_update"]
 
 
 def make_update(o, n):
@@ -31,6 +32,15 @@ def make_update(o, n):
     return update
 
 
+def _inputs(o, indices):
+    """Count the update of ``indices``; the traced per-step arguments of the update."""
+    o._update_count(indices)
+    lrs, wds = o.lrs_wds(indices)
+    ts = np.array([o._index_update_count[i] for i in indices], np.int32)
+    key = _random.next_key() if o.needs_key() else None
+    return lrs, wds, ts, o.rescale_array(), key
+
+
 def apply_update(o, indices, weights, grads, states, cache):
     """Count the update of ``indices`` and run it: ``(new_weights, new_states)``.
 
@@ -44,20 +54,29 @@ def apply_update(o, indices, weights, grads, states, cache):
     cache : dict
         Holds the compiled programs (one per tuple of indices).
     """
-    o._update_count(indices)
-    lrs, wds = o.lrs_wds(indices)
-    ts = np.array([o._index_update_count[i] for i in indices], np.int32)
     key = tuple(indices)
     fn = cache.get(key)
     if fn is None:
         fn = cache[key] = jax.jit(make_update(o, len(indices)))
-    return fn(
-        weights,
-        grads,
-        states,
-        lrs,
-        wds,
-        ts,
-        np.float32(o.rescale_grad),
-        _random.next_key() if o.needs_key() else None,
-    )
+    return fn(weights, grads, states, *_inputs(o, indices))
+
+
+def backward_and_update(o, indices, call, pos, weights, states, cache):
+    """Run a planned backward (``_fused_tape.FusedCall``) and the update in ONE compiled call.
+
+    ``pos[k]`` is the leaf of ``call`` whose gradient updates ``weights[k]``.
+    Returns ``(new_weights, new_states)``. The gradients are not outputs of the
+    call (fewer buffers): they stay pending and are computed if read.
+    """
+    key = (call.pure, tuple(indices), tuple(pos))
+    fn = cache.get(key)
+    if fn is None:
+        pure, update = call.pure, make_update(o, len(indices))
+
+        def both(args, cts, ws, states, *ins):
+            leaf, douts = pure(args, cts)
+            gs = [jnp.zeros_like(w) if leaf[j] is None else leaf[j] for j, w in zip(pos, ws)]
+            return douts, update(ws, gs, states, *ins)
+
+        fn = cache[key] = jax.jit(both)
+    return call.run_with(fn, (weights, states, *_inputs(o, indices)))

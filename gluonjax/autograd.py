@@ -8,7 +8,7 @@ tape from the heads and writes gradients into arrays that called
 
 from __future__ import annotations
 
-import threading
+from . import _trace
 
 __all__ = [
     "record",
@@ -26,14 +26,9 @@ __all__ = [
 ]
 
 
-class _State(threading.local):
-    """Per-thread recording/training flags (class defaults: off)."""
-
-    recording = False
-    training = False
-
-
-_st = _State()  # hot paths read _st.recording / _st.training directly
+# Per-thread recording/training flags (default: off), kept on the thread's trace state
+# so a hybridized call reads one combined flag; hot paths read _st.recording / _st.training
+_st = _trace._local
 
 
 def is_recording():
@@ -50,6 +45,7 @@ def set_recording(is_record):
     """Set recording on or off; returns the previous state."""
     prev = is_recording()
     _st.recording = bool(is_record)
+    _trace.sync_call_mode()
     return prev
 
 
@@ -57,6 +53,7 @@ def set_training(train_mode):
     """Set training mode on or off; returns the previous state."""
     prev = is_training()
     _st.training = bool(train_mode)
+    _trace.sync_call_mode()
     return prev
 
 
@@ -66,16 +63,19 @@ class _Scope:
         self._prev = None
 
     def __enter__(self):
-        self._prev = (is_recording(), is_training())
+        st = _st
+        self._prev = (st.recording, st.training)
         if self._rec is not None:
-            set_recording(self._rec)
+            st.recording = bool(self._rec)
         if self._train is not None:
-            set_training(self._train)
+            st.training = bool(self._train)
+        _trace.sync_call_mode()
         return self
 
     def __exit__(self, *exc):
-        set_recording(self._prev[0])
-        set_training(self._prev[1])
+        st = _st
+        st.recording, st.training = self._prev
+        _trace.sync_call_mode()
 
 
 def record(train_mode=True):  # noqa: D401

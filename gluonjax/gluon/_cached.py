@@ -2,24 +2,27 @@
 
 ``CachedGraph`` collects the block's parameters once and compiles
 ``pure(param_values, inputs, seed_key, counter, training)`` with ``jax.jit``;
-jax retraces only for a new input signature. Under ``autograd.record()`` the
-forward is one compiled call returning the VJP, and the backward one more.
+jax retraces only for a new input signature. A forward without random ops runs
+a variant per train/predict mode that takes no key (``_fast.plain_jits``; the
+one-input call of ``HybridBlock.__call__`` is ``_fast.FastCall``). Under
+``autograd.record()`` the forward is one compiled call returning the VJP, and
+the backward one more.
 """
 
 from __future__ import annotations
 
-import operator
+import functools
 
 import jax
 import numpy as np
 
-from .. import _tape, _trace
+from .. import _fused_tape, _lazy, _tape, _trace
 from .. import autograd as _ag
 from .. import random as _random
 from ..base import HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
+from . import _fast
 
-_DATA = operator.attrgetter("_data")
 _APPLY: dict = {}
 
 
@@ -65,33 +68,14 @@ class CachedGraph:
         self.params = block._all_params()
         self.datas = [p._data for p in self.params]
         self.jit = jax.jit(self._pure, static_argnums=(4,))
-        # blocks without random ops run a variant that takes no key at all
-        self.jit_nokey = jax.jit(
-            lambda p, x, training: self._pure(p, x, None, None, training), static_argnums=(2,)
-        )
+        # blocks without random ops run a variant per mode that takes no key at all
+        self.plain = _fast.plain_jits(self)
         self.vjp_fwd = {}
+        self.lazy_fns, self.lazy_sigs = {}, {}  # see _recorded
         self.uses_random = False  # set while tracing; only then do calls consume a key
-        self.fast = self._make_fast()
-
-    def _make_fast(self):
-        """``fast(x)``: one NDArray input, not recording, no randomness (the common call)."""
-        datas, jit_nokey, st, nd_, get = self.datas, self.jit_nokey, _ag._st, NDArray, _DATA
-
-        def fast(x):
-            try:
-                out, updates = jit_nokey(list(map(get, datas)), [x._data], st.training)
-            except _random.NeedsKey:  # a new trace (e.g. training mode) draws random numbers
-                self.uses_random = True
-                self.block.__dict__["_fast"] = None
-                return self([x])
-            if updates:
-                for i, v in updates.items():
-                    datas[i]._data = v
-            if type(out) is tuple or type(out) is list or type(out) is dict:
-                return jax.tree_util.tree_map(nd_, out)
-            return nd_(out)
-
-        return fast
+        # the hook-free call of HybridBlock.__call__ (one NDArray input), and the
+        # parameter values, re-read only after a parameter array was written
+        self.fast = _fast.FastCall(self)
 
     def _pure(self, param_values, inputs, seed_key, counter, training):
         block = self.block
@@ -117,77 +101,118 @@ class CachedGraph:
             return out, scope.updates()
 
     def __call__(self, args):
-        # the hot path: read flags and arrays, one compiled call, wrap the result
+        # read flags and arrays, one compiled call, wrap the result (one NDArray input
+        # outside record() takes the shorter self.fast)
         st = _ag._st
-        if len(args) == 1 and type(args[0]) is NDArray:
-            raw = [args[0]._data]
-        else:
-            raw = [a._data if type(a) is NDArray else _raw_input(a) for a in args]
         if st.recording and self._needs_tape(args):
             key, counter = _random.peek()
-            return self._recorded(args, raw, key, np.uint32(counter & 0xFFFFFFFF), st.training)
-        pvals = list(map(_DATA, self.datas))
+            return self._recorded(args, key, np.uint32(counter & 0xFFFFFFFF), st.training)
+        raw = [a._data if isinstance(a, NDArray) else _raw_input(a) for a in args]
+        pvals = self.fast.values()
         if not self.uses_random:
             try:
-                out, updates = self.jit_nokey(pvals, raw, st.training)
+                return _fast.finish(self.plain[st.training](pvals, *raw), self.datas)
             except _random.NeedsKey:
                 self.uses_random = True
-        if self.uses_random:
-            key, counter = _random.peek()
-            out, updates = self.jit(pvals, raw, key, np.uint32(counter & 0xFFFFFFFF), st.training)
-            _random.advance()
-        if updates:
-            for i, v in updates.items():
-                self.datas[i]._data = v
-        if type(out) is not tuple and type(out) is not list and type(out) is not dict:
-            return NDArray(out)
-        return jax.tree_util.tree_map(NDArray, out)
+        key, counter = _random.peek()
+        out, updates = self.jit(pvals, raw, key, np.uint32(counter & 0xFFFFFFFF), st.training)
+        _random.advance()
+        return _fast.finish(_fast.WithUpdates(out, updates) if updates else out, self.datas)
 
     def _needs_tape(self, args):
         return any(d._grad_req not in (None, "null") for d in self.datas) or any(
-            type(a) is NDArray and _tape.needs_grad(a) for a in args
+            isinstance(a, NDArray) and _tape.needs_grad(a) for a in args
         )
 
-    def _recorded(self, args, raw, key, counter, training):
-        pmask = tuple(d._grad_req not in (None, "null") for d in self.datas)
-        imask = tuple(
-            type(a) is NDArray and _tape.needs_grad(a) and np.issubdtype(a.dtype, np.inexact)
-            for a in args
+    def _recorded(self, args, key, counter, training):
+        """The forward as a tape node: deferred (``_lazy``) once the signature ran."""
+        datas = self.datas
+        pvals = [d._data for d in datas]
+        pmask = tuple(d._grad_req not in (None, "null") for d in datas)
+        parents = [d for d, m in zip(datas, pmask) if m]
+        given = [v for v, m in zip(pvals, pmask) if m]  # parents' values as of now
+        imask, raw, sig = [], [], []
+        for a in args:
+            if isinstance(a, NDArray):
+                pending = type(a) is _lazy.Pending
+                av = a.__dict__["_aval"] if pending else a._data
+                m = (
+                    a._node is not None or a._grad_req not in (None, "null")
+                ) and _fused_tape.inexact(av.dtype)
+                if m:  # travels as a VJP argument (a Pending one is produced later)
+                    parents.append(a)
+                    given.append(None if pending else av)
+                raw.append(None if m else a._data if pending else av)
+                sig.append((av.shape, av.dtype))
+            else:
+                m, r = False, _raw_input(a)
+                raw.append(r)
+                sig.append(None if r is None else (tuple(r.shape), r.dtype))
+            imask.append(m)
+        fkey = (training, pmask, tuple(imask))
+        parents = tuple(parents)
+        sig = (fkey, tuple(sig))
+        known = self.lazy_sigs.get(sig)
+        if known is not None and not self.uses_random:  # traced: it takes no key
+            key = counter = None
+        # only what is not a VJP argument: fewer buffers for the compiled calls to take
+        consts = ([None if m else v for v, m in zip(pvals, pmask)], raw, key, counter)
+        fn = self._lazy_fn(fkey)
+        node = _tape.Node(None, parents, (), self.block.name, functools.partial(fn, consts))
+        if known is not None and _lazy.ENABLED[0]:
+            if self.uses_random:
+                _random.advance()
+            treedef, avals, node.akey = known
+            node.n_out, node.out_avals = len(avals), avals
+            node.lazy = (fn, consts, functools.partial(self._forward_vjp, fkey, consts), given)
+            return jax.tree_util.tree_unflatten(treedef, _lazy.outputs(node, avals))
+        leaves, node.vjp, node.apply, treedef, updates = self._forward_vjp(
+            fkey, consts, [p._data for p in parents], full=True
         )
-        fkey = (training, pmask, imask)
-        fwd = self.vjp_fwd.get(fkey)
-        if fwd is None:
-            fwd = self.vjp_fwd[fkey] = jax.jit(self._make_vjp(training, pmask, imask))
-        pvals = [d._data for d in self.datas]
-        dp = [v for v, m in zip(pvals, pmask) if m]
-        di = [v for v, m in zip(raw, imask) if m]
-        out, updates, vjp_fn = fwd(dp, di, pvals, raw, key, counter)
-        if self.uses_random:
+        if self.uses_random:  # known once traced
             _random.advance()
         if updates:
             for i, v in updates.items():
                 self.datas[i]._data = v
-        leaves, treedef = jax.tree_util.tree_flatten(out)
-        parents = tuple(d for d, m in zip(self.datas, pmask) if m) + tuple(
-            a for a, m in zip(args, imask) if m
-        )
-
-        n_dp = sum(pmask)
-
-        def replay(*pv):
-            itp, iti = iter(pv[:n_dp]), iter(pv[n_dp:])
-            p = [next(itp) if m else v for v, m in zip(pvals, pmask)]
-            x = [next(iti) if m else v for v, m in zip(raw, imask)]
-            res, _ = self._pure(p, x, key, counter, training)
-            return tuple(jax.tree_util.tree_leaves(res))
-
-        node = _tape.Node(
-            None, parents, tuple(leaves), self.block.name, replay, vjp_fn, _tree_apply(treedef)
-        )
+        else:  # no state to write back: later calls of this signature may be deferred
+            avals = tuple(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in leaves)
+            self.lazy_sigs[sig] = (treedef, avals, _fused_tape.aval_key(avals))
+        node.n_out, node.out_avals = len(leaves), tuple(leaves)
+        node.bwd = _tape._per_node_bwd(node)
         wrapped = [NDArray(v) for v in leaves]
         for i, w in enumerate(wrapped):
             w._node = (node, i)
         return jax.tree_util.tree_unflatten(treedef, wrapped)
+
+    def _forward_vjp(self, fkey, consts, vals, full=False):
+        """One compiled forward returning the VJP; ``vals`` are the parents' values."""
+        fwd = self.vjp_fwd.get(fkey)
+        if fwd is None:
+            fwd = self.vjp_fwd[fkey] = jax.jit(self._make_vjp(*fkey))
+        n_dp = sum(fkey[1])
+        out, updates, vjp_fn = fwd(vals[:n_dp], vals[n_dp:], *consts)
+        leaves, treedef = jax.tree_util.tree_flatten(out)
+        if full:
+            return leaves, vjp_fn, _tree_apply(treedef), treedef, updates
+        return leaves, vjp_fn, _tree_apply(treedef)
+
+    def _lazy_fn(self, fkey):
+        """A stable pure ``fn(consts, *parent_values) -> output leaves`` per mode and masks."""
+        fn = self.lazy_fns.get(fkey)
+        if fn is None:
+            training, pmask, imask = fkey
+            n_dp = sum(pmask)
+
+            def fn(consts, *pv):
+                pvals, raw, key, counter = consts
+                itp, iti = iter(pv[:n_dp]), iter(pv[n_dp:])
+                p = [next(itp) if m else v for v, m in zip(pvals, pmask)]
+                x = [next(iti) if m else v for v, m in zip(raw, imask)]
+                res, _ = self._pure(p, x, key, counter, training)
+                return tuple(jax.tree_util.tree_leaves(res))
+
+            self.lazy_fns[fkey] = fn
+        return fn
 
     def _make_vjp(self, training, pmask, imask):
         def fwd(dp, di, pvals, raw, key, counter):
@@ -206,6 +231,8 @@ class CachedGraph:
 def _raw_input(a):
     if a is None:
         return None
+    if isinstance(a, NDArray):  # an NDArray subclass (a Pending value is produced here)
+        return a._data
     if hasattr(a, "shape") and hasattr(a, "dtype"):
         return a
     if isinstance(a, (int, float, np.number)):

@@ -106,7 +106,7 @@ class FusedStep:
             lrs,
             wds,
             ts,
-            np.float32(o.rescale_grad),
+            o.rescale_array(),
         )
         for d, v in zip(self.datas, new_p):
             d._data = v

@@ -9,14 +9,17 @@ from .. import _trace
 from .. import autograd as _ag
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
+from ..random import NeedsKey
 from ._cached import CachedGraph
+from ._fast import NEW as _NEW
+from ._param_array import VERSION as _VERSION
 from .block import STRUCTURE_EPOCH, Block, to_ndarray
 from .parameter import Parameter
 
 __all__ = ["HybridBlock"]
 
-_TRACE_LOCAL = _trace._local
-_AG_STATE = _ag._st
+_STATE = _trace._local  # per-thread: trace scope, autograd flags, their call_mode
+_NO_ARG = object()  # HybridBlock.__call__ without positional arguments
 _AUTO_JIT = [True]  # summary() turns leaf-layer compilation off to see every layer
 
 
@@ -96,22 +99,29 @@ class HybridBlock(Block):
         self._fast = None
 
     # ------------------------------------------------------------ calling
-    def __call__(self, *args, **kwargs):
-        fast = self._fast
-        if (
-            fast is not None
-            and len(args) == 1
-            and type(args[0]) is NDArray
-            and not kwargs
-            and _TRACE_LOCAL.scope is None
-            and not _AG_STATE.recording
-        ):
-            return fast(args[0])  # the hybridized hot path
+    def __call__(self, x=_NO_ARG, /, *args, **kwargs):
+        f = self._fast
+        if f is not None and type(x) is NDArray and not args and not kwargs:
+            mode = _STATE.call_mode  # 2 while recording or tracing
+            if mode != 2:  # the hybridized hot path, inline (see _fast.FastCall)
+                if f.seen != _VERSION[0]:
+                    f.refresh()
+                try:
+                    out = f.plain[mode](f.pvals, x._data)
+                except NeedsKey:
+                    return f.needs_key(x)
+                if type(out) is f.array_type:
+                    res = _NEW(NDArray)
+                    res._data = out
+                    return res
+                return f.finish(out)
+        if x is not _NO_ARG:
+            args = (x, *args)
         cached = self._cached
         if (
             (self._active or (_AUTO_JIT[0] and self._can_auto_jit()))
             and not kwargs
-            and _TRACE_LOCAL.scope is None
+            and _STATE.scope is None
         ):
             if args and type(args[0]) is not NDArray and hasattr(args[0], "_outputs"):
                 return super().__call__(*args)
@@ -128,7 +138,7 @@ class HybridBlock(Block):
             if self._active and not cached.uses_random:
                 self._fast = cached.fast
             return out
-        if _TRACE_LOCAL.scope is not None and self._gluon2_style():
+        if _STATE.scope is not None and self._gluon2_style():
             args = tuple(_as_ndarray(a) for a in args)
         return super().__call__(*args, **kwargs)
 

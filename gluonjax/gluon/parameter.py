@@ -1,8 +1,8 @@
 """Parameter and Constant: named, lazily-initialised arrays owned by blocks.
 
-A Parameter keeps ONE NDArray for its whole life (``set_data`` and optimizer
-updates replace the jax array inside it), so compiled blocks can hold on to it
-and read the current value without rebuilding anything per call.
+A Parameter keeps ONE NDArray (a ``ParamArray``) for its whole life (``set_data``
+and optimizer updates replace the jax array inside it), so compiled blocks can
+hold on to it, and know from ``_param_array.VERSION`` when any value changed.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .._ops.registry import dtype_of
 from ..base import DeferredInitializationError, MXNetError, ShapeError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray
+from ._param_array import ParamArray
 
 __all__ = ["Parameter", "Constant", "DeferredInitializationError"]
 
@@ -186,9 +187,9 @@ class Parameter:
         self._set_array(arr._data)
 
     def _set_array(self, value):
-        """Point the parameter's single NDArray at ``value`` (creating it once)."""
+        """Point the parameter's single ParamArray at ``value`` (creating it once)."""
         if self._data is None:
-            self._data = NDArray(value)
+            self._data = ParamArray(value)
             self._attach(self._grad_req)
         else:
             self._data._data = value

@@ -12,8 +12,9 @@ import json
 import jax
 import numpy as np
 
+from .. import _lazy
 from .. import optimizer as opt
-from .._update import apply_update
+from .._update import apply_update, backward_and_update
 from ..base import MXNetError
 from .parameter import Parameter
 from .parameter_dict import ParameterDict
@@ -122,7 +123,12 @@ class Trainer:
             if p._data is None:
                 p._check()
             g = p._data._grad
-            if g is None or g._data is self._last_grad.get(i, p._grad_token):
+            if g is None or (
+                # a pending gradient is stale once a step used its backward
+                self._last_grad.get(i) is g.__dict__["_gsrc"][0]
+                if type(g) is _lazy.Pending
+                else g._data is self._last_grad.get(i, p._grad_token)
+            ):
                 if ignore_stale_grad:
                     continue
                 raise MXNetError(
@@ -145,12 +151,19 @@ class Trainer:
             if i not in self._states:
                 self._states[i] = o.create_state(i, self._params[i]._data._data)
         datas = [self._params[i]._data for i in active]
-        grads = [d._grad._data for d in datas]
         states = [self._states[i] for i in active]
-        new_w, new_s = apply_update(o, active, [d._data for d in datas], grads, states, self._fns)
-        for i, d, w, s, g in zip(active, datas, new_w, new_s, grads):
+        weights = [d._data for d in datas]
+        call, pos = _lazy.pending_call([d._grad for d in datas])
+        if call is not None:  # backward is still pending: it and the update run as one call
+            new_w, new_s = backward_and_update(o, active, call, pos, weights, states, self._fns)
+            used = [call] * len(active)  # the gradients stay pending on it
+        else:
+            used = [d._grad._data for d in datas]
+            new_w, new_s = apply_update(o, active, weights, used, states, self._fns)
+        for i, d, w, s, g in zip(active, datas, new_w, new_s, used):
             d._data = w
-            d._node = None
+            if d._node is not None:
+                d._node = None
             self._states[i] = s
             self._last_grad[i] = g
 

@@ -19,10 +19,6 @@ from ..base import MXNetError
 _VJP_FWD: dict = {}
 
 
-def _unwrap(a, NDArray):
-    return a._data if isinstance(a, NDArray) else a
-
-
 def invoke(op, args, kwargs, out=None):
     """Run ``op`` eagerly on ``args`` (NDArrays, numpy arrays or scalars)."""
     from .ndarray import NDArray
@@ -33,11 +29,12 @@ def invoke(op, args, kwargs, out=None):
         static_key, dyn = op.parse_attrs(kwargs)
     except MXNetError:
         raise
-    arrays = [a._data if type(a) is NDArray else _unwrap(a, NDArray) for a in args]
+    # isinstance: parameter arrays (gluon's ParamArray) are NDArray subclasses
+    arrays = [a._data if isinstance(a, NDArray) else a for a in args]
     if op.random:
         arrays[0:0] = _random.key_and_counter()
     arrays.extend(dyn)
-    if _ag.is_recording() and any(type(a) is NDArray and _tape.needs_grad(a) for a in args):
+    if _ag.is_recording() and any(isinstance(a, NDArray) and _tape.needs_grad(a) for a in args):
         res, node_fn = _recorded(op, static_key, args, arrays, NDArray)
     else:
         node_fn = None
@@ -63,7 +60,7 @@ def _write_aux(op, static_key, args, new_aux, NDArray):
 
 def _diff_mask(args, NDArray):
     return tuple(
-        type(a) is NDArray and _tape.needs_grad(a) and np.issubdtype(a.dtype, np.inexact)
+        isinstance(a, NDArray) and _tape.needs_grad(a) and np.issubdtype(a.dtype, np.inexact)
         for a in args
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..base import MXNetError
 
@@ -160,8 +161,6 @@ class Optimizer:
 
     def lrs_wds(self, indices):
         """Effective (lr, wd) arrays for ``indices`` (cached while nothing changes)."""
-        import numpy as np
-
         lr, wd = self.learning_rate, self.wd
         lm = tuple(self._mult(i, self.lr_mult, "lr_mult") for i in indices)
         wm = tuple(self._mult(i, self.wd_mult, "wd_mult") for i in indices)
@@ -171,11 +170,22 @@ class Optimizer:
         if hit is None:
             if len(cache) > 64:
                 cache.clear()
+            # device arrays: a numpy argument would be copied in on every compiled call
             hit = cache[key] = (
-                np.array([lr * m for m in lm], np.float32),
-                np.array([wd * m for m in wm], np.float32),
+                jax.device_put(np.array([lr * m for m in lm], np.float32)),
+                jax.device_put(np.array([wd * m for m in wm], np.float32)),
             )
         return hit
+
+    def rescale_array(self):
+        """``rescale_grad`` as a device scalar (cached while it does not change)."""
+        hit = self.__dict__.get("_rescale_cache")
+        if hit is None or hit[0] != self.rescale_grad:
+            hit = self._rescale_cache = (
+                self.rescale_grad,
+                jax.device_put(np.float32(self.rescale_grad)),
+            )
+        return hit[1]
 
     def _get_lr(self, index):
         return self.learning_rate * self._mult(index, self.lr_mult, "lr_mult")

@@ -1,0 +1,150 @@
+"""The plain compiled call of a hybridized block: not recording, no random key.
+
+``plain_jits(cached)`` gives one ``jax.jit`` per training mode of
+``(param_values, *inputs) -> output``: no static argument and, when the traced
+forward writes no state, nothing but the output in the result, so a call costs
+what a hand-written ``jax.jit`` call costs. A forward that writes state
+(BatchNorm's running statistics in training mode) returns
+``WithUpdates(out, updates)`` instead; this is decided per trace. A forward that
+draws random numbers raises ``random.NeedsKey`` while tracing, and the caller
+switches to the keyed variant (``CachedGraph.jit``).
+
+``FastCall`` is the state of ``HybridBlock.__call__``'s hot path (one NDArray
+input): it keeps the list of parameter values and rebuilds it only when a
+parameter array was written (``_param_array.VERSION``).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+
+from ..ndarray.ndarray import NDArray
+from ._param_array import VERSION, ParamArray
+
+__all__ = ["WithUpdates", "plain_jits", "finish", "FastCall"]
+
+_DATA = operator.attrgetter("_data")
+_ARRAY_TYPE = []  # the concrete type of jax arrays, looked up once a backend runs
+# NDArray.__init__ only sets ``_data`` (the autograd fields default at class level), so
+# the hot path builds its result as ``NEW(NDArray)`` + that one store, a little cheaper
+# than a call of the class; tests/gluon/test_hybrid_fast.py checks both make the same object.
+NEW = NDArray.__new__
+
+
+@jax.tree_util.register_pytree_node_class
+class WithUpdates:
+    """A compiled forward's output with the state it wrote, ``{param index: value}``.
+
+    Parameters
+    ----------
+    out : pytree of arrays
+        The block's output.
+    updates : dict
+        New values of the parameters the forward wrote, by index in ``CachedGraph.datas``.
+    """
+
+    __slots__ = ("out", "updates")
+
+    def __init__(self, out, updates):
+        self.out, self.updates = out, updates
+
+    def tree_flatten(self):
+        return (self.out, self.updates), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def plain_jits(cached):
+    """``(predict_fn, train_fn)``: ``fn(param_values, *inputs)`` compiled without a key.
+
+    Parameters
+    ----------
+    cached : CachedGraph
+        The hybridized block's compiled forward (its ``_pure`` is traced).
+    """
+
+    def make(training):
+        def plain(pvals, *inputs):
+            out, updates = cached._pure(pvals, inputs, None, None, training)
+            return WithUpdates(out, updates) if updates else out
+
+        return jax.jit(plain)
+
+    return (make(False), make(True))
+
+
+def finish(res, datas):
+    """Write a plain call's state updates into ``datas`` and wrap its output as NDArrays.
+
+    Parameters
+    ----------
+    res : pytree of arrays or WithUpdates
+        What a ``plain_jits`` function returned.
+    datas : list of NDArray
+        The parameter arrays, in the order the compiled function takes them.
+    """
+    if type(res) is WithUpdates:
+        for i, v in res.updates.items():
+            datas[i]._data = v
+        res = res.out
+    t = type(res)
+    if t is tuple or t is list or t is dict:
+        return jax.tree_util.tree_map(NDArray, res)
+    return NDArray(res)
+
+
+class FastCall:
+    """The plain one-input call of a hybridized block and the parameter values it passes.
+
+    ``HybridBlock.__call__`` runs it inline (a Python frame less on the hot path)::
+
+        if f.seen != VERSION[0]:
+            f.refresh()
+        out = f.plain[mode](f.pvals, x._data)  # NeedsKey: return f.needs_key(x)
+        # an array (type f.array_type) becomes an NDArray, anything else f.finish(out)
+
+    ``values()`` gives the same list to ``CachedGraph``'s general path.
+
+    Parameters
+    ----------
+    cached : CachedGraph
+        The hybridized block's compiled forward (``plain`` and ``datas`` are read).
+    """
+
+    __slots__ = ("cached", "plain", "datas", "pvals", "seen", "array_type", "tracked")
+
+    def __init__(self, cached):
+        self.cached, self.plain, self.datas = cached, cached.plain, cached.datas
+        self.pvals, self.seen = None, -1
+        # arrays that are not ParamArrays do not report writes: re-read them every call
+        self.tracked = all(type(d) is ParamArray for d in self.datas)
+        if not _ARRAY_TYPE:
+            _ARRAY_TYPE.append(type(jax.numpy.zeros((), "float32")))
+        self.array_type = _ARRAY_TYPE[0]
+
+    def refresh(self):
+        """Re-read the parameter values (a parameter array was written since)."""
+        v = VERSION[0]  # read before the values: a write in between only costs a rebuild
+        self.pvals = list(map(_DATA, self.datas))
+        self.seen = v if self.tracked else -1
+
+    def values(self):
+        """The current parameter values, as the compiled functions take them."""
+        if self.seen != VERSION[0]:
+            self.refresh()
+        return self.pvals
+
+    def needs_key(self, x):
+        """A new trace draws random numbers: leave the plain call for good, run keyed."""
+        cached = self.cached
+        cached.uses_random = True
+        cached.block.__dict__["_fast"] = None
+        return cached([x])
+
+    def finish(self, res):
+        """Updates written and output wrapped (see :func:`finish`)."""
+        return finish(res, self.datas)

@@ -1,0 +1,38 @@
+"""The NDArray a Parameter holds: writing its value bumps a version counter.
+
+Every Parameter keeps one ``ParamArray`` for its whole life; ``set_data``,
+optimizer updates, in-place writes (``p.data()[:] = 0``), loading and
+re-initialization all point it at a new jax array. A hybridized block's plain
+compiled call keeps the list of parameter values it passes to ``jax.jit`` and
+rebuilds it only when :data:`VERSION` moved, instead of reading every parameter
+on every call. Reads stay plain slot reads; only writes pay for the counter.
+"""
+
+from __future__ import annotations
+
+from ..ndarray.ndarray import NDArray
+
+__all__ = ["ParamArray", "VERSION"]
+
+# Bumped after any parameter array's value (or class, see gluonjax._lazy) is written.
+# The bump comes after the write: a reader that saw the new count sees the new value.
+VERSION = [0]
+
+_setattr = object.__setattr__
+
+
+class ParamArray(NDArray):
+    """An NDArray owned by a Parameter (an NDArray in every other respect).
+
+    Parameters
+    ----------
+    data : jax.Array
+        The parameter's current value.
+    """
+
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        _setattr(self, name, value)
+        if name == "_data" or name == "__class__":
+            VERSION[0] += 1
