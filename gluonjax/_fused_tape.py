@@ -99,14 +99,14 @@ def plan_backward(order, heads, head_grads, variables):
         hit = _FUSED[key] = (pure, jax.jit(pure))
     # a missing head gradient is made of ones inside the compiled call (no extra dispatch)
     cts = [None if g is None else _raw(g).astype(h.dtype) for h, g in zip(heads, head_grads)]
-    return FusedCall(key, hit, args, cts, leaves, order)
+    return FusedCall(hit, args, cts, leaves, order)
 
 
 class FusedCall:
     """One planned backward: ``run()`` gives the leaves' cotangents (once)."""
 
-    def __init__(self, key, fns, args, cts, leaves, order):
-        self.key, (self.pure, self.jit) = key, fns
+    def __init__(self, fns, args, cts, leaves, order):
+        self.pure, self.jit = fns
         self.args, self.cts, self.leaves = args, cts, leaves
         self.deferred = [n for n in order if n.lazy is not None]
         self.order, self.grads, self.result = order, None, None

@@ -188,7 +188,7 @@ class CachedGraph:
         """One compiled forward returning the VJP; ``vals`` are the parents' values."""
         fwd = self.vjp_fwd.get(fkey)
         if fwd is None:
-            fwd = self.vjp_fwd[fkey] = jax.jit(self._make_vjp(*fkey))
+            fwd = self.vjp_fwd[fkey] = jax.jit(self._make_vjp(fkey))
         n_dp = sum(fkey[1])
         out, updates, vjp_fn = fwd(vals[:n_dp], vals[n_dp:], *consts)
         leaves, treedef = jax.tree_util.tree_flatten(out)
@@ -196,31 +196,32 @@ class CachedGraph:
             return leaves, vjp_fn, _tree_apply(treedef), treedef, updates
         return leaves, vjp_fn, _tree_apply(treedef)
 
+    def _merged(self, fkey, consts, dp, di):
+        """``_pure`` on the recorded values with the VJP arguments ``dp``/``di`` put in."""
+        training, pmask, imask = fkey
+        pvals, raw, key, counter = consts
+        itp, iti = iter(dp), iter(di)
+        p = [next(itp) if m else v for v, m in zip(pvals, pmask)]
+        x = [next(iti) if m else v for v, m in zip(raw, imask)]
+        return self._pure(p, x, key, counter, training)
+
     def _lazy_fn(self, fkey):
         """A stable pure ``fn(consts, *parent_values) -> output leaves`` per mode and masks."""
         fn = self.lazy_fns.get(fkey)
         if fn is None:
-            training, pmask, imask = fkey
-            n_dp = sum(pmask)
+            n_dp = sum(fkey[1])
 
             def fn(consts, *pv):
-                pvals, raw, key, counter = consts
-                itp, iti = iter(pv[:n_dp]), iter(pv[n_dp:])
-                p = [next(itp) if m else v for v, m in zip(pvals, pmask)]
-                x = [next(iti) if m else v for v, m in zip(raw, imask)]
-                res, _ = self._pure(p, x, key, counter, training)
+                res, _ = self._merged(fkey, consts, pv[:n_dp], pv[n_dp:])
                 return tuple(jax.tree_util.tree_leaves(res))
 
             self.lazy_fns[fkey] = fn
         return fn
 
-    def _make_vjp(self, training, pmask, imask):
-        def fwd(dp, di, pvals, raw, key, counter):
+    def _make_vjp(self, fkey):
+        def fwd(dp, di, *consts):
             def f(dp, di):
-                itp, iti = iter(dp), iter(di)
-                p = [next(itp) if m else v for v, m in zip(pvals, pmask)]
-                x = [next(iti) if m else v for v, m in zip(raw, imask)]
-                return self._pure(p, x, key, counter, training)
+                return self._merged(fkey, consts, dp, di)
 
             out, vjp_fn, updates = jax.vjp(f, dp, di, has_aux=True)
             return out, updates, vjp_fn
