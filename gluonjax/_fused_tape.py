@@ -15,7 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._tape import _check_heads, _eligible, _lazy, _raw
+from ._graph import postorder
+from ._tape import _check_heads, _lazy, _raw
 
 __all__ = ["FusedCall", "aval_key", "inexact", "plan_backward"]
 
@@ -46,50 +47,85 @@ _FUSED: dict = {}
 _FUSED_LIMIT = 256  # distinct tape shapes compiled; beyond that, node by node
 
 
+def _leaf_dest(slot):
+    while len(_LEAF_DESTS) <= slot:
+        _LEAF_DESTS.append(("l", len(_LEAF_DESTS)))
+    return _LEAF_DESTS[slot]
+
+
+_LEAF_DESTS: list = []  # ("l", slot): where a leaf's cotangent goes, made once
+
+
 def plan_backward(order, heads, head_grads, variables):
     """The whole backward (and the forward of deferred nodes) as one cached ``jax.jit``."""
     _check_heads(heads)
-    index = {id(n): k for k, n in enumerate(order)}
+    index = {n: k for k, n in enumerate(order)}
     leaves, leaf_slot = [], {}
-
-    def dest(arr):
-        if arr._node is not None:
-            k = index.get(id(arr._node[0]))
-            return None if k is None else ("n", k, arr._node[1])
-        if not _eligible(arr, variables):
-            return None
-        slot = leaf_slot.get(id(arr))
-        if slot is None:
-            slot = leaf_slot[id(arr)] = len(leaves)
-            leaves.append(arr)
-        return ("l", slot)
-
-    def src(arr):  # a deferred parent's value is made inside the call
-        if arr._node is not None and arr._node[0].lazy is not None:
-            return (index[id(arr._node[0])], arr._node[1])
-        return None
-
     plan, args = [], []
-    for n in order:
+
+    def leaf(p):
+        if p._grad_req in (None, "null") and not (variables and id(p) in variables):
+            return None
+        slot = leaf_slot.get(id(p))
+        if slot is None:
+            slot = leaf_slot[id(p)] = len(leaves)
+            leaves.append(p)
+        return _leaf_dest(slot)
+
+    # a plan made only of deferred nodes whose parents are node outputs and variables can
+    # be reused by a later backward of the same structure (``reuse_plan``)
+    recipe = [] if variables is None else None
+    for k, n in enumerate(order):
+        dests, srcs, fix = [], [], False
+        if n.sk is None or n.lazy is None:
+            recipe = None
+        # ``v``: the parent's value when recorded (deferred nodes; None if pending then)
+        for j, (p, v) in enumerate(zip(n.parents, n.lazy[3] if n.lazy is not None else n.parents)):
+            pn = p._node
+            if pn is None:
+                d = leaf(p)
+                dests.append(d)
+                if recipe is not None:
+                    if d is None:
+                        recipe = None
+                    elif len(recipe) == d[1]:  # a new leaf
+                        recipe.append((k, j))
+            else:
+                k = index.get(pn[0])
+                dests.append(None if k is None else ("n", k, pn[1]))
+                if pn[0].lazy is not None:  # a deferred parent's value is made inside the call
+                    srcs.append((k, pn[1]))
+                    continue
+            srcs.append(None)
+            if v is None:
+                fix = True  # pending when recorded, produced since: read below
         avals = n.akey or aval_key(n.out_avals)
-        dests = tuple(dest(p) for p in n.parents)
-        if n.lazy is None:
-            plan.append((n.apply, avals, dests, None))
+        lazy = n.lazy
+        if lazy is None:
+            plan.append((n.apply, avals, tuple(dests), None))
             args.append(n.vjp)
-        else:
-            srcs = tuple(src(p) for p in n.parents)
-            plan.append((n.lazy[0], avals, dests, srcs))
+            continue
+        srcs = tuple(srcs)
+        plan.append((lazy[0], avals, tuple(dests), srcs))
+        given = lazy[3]  # the parents' values when recorded (None: pending then)
+        if fix:
             given = [
                 None if s else p._data if v is None else v
-                for s, p, v in zip(srcs, n.parents, n.lazy[3])
+                for s, p, v in zip(srcs, n.parents, given)
             ]
-            args.append((n.lazy[1], given))
+        args.append((lazy[1], given))
     plan = tuple(plan)
-    head_plan = tuple(dest(h) for h in heads)
-    head_avals = tuple(
-        h._node[0].akey[h._node[1]] if h._node and h._node[0].akey else aval_key((h,))[0]
-        for h in heads
-    )
+    head_plan, head_avals = [], []
+    for h in heads:
+        hn = h._node
+        if hn is None:
+            head_plan.append(leaf(h))
+            head_avals.append(aval_key((h,))[0])
+        else:
+            head_plan.append(("n", index[hn[0]], hn[1]))
+            akey = hn[0].akey
+            head_avals.append(akey[hn[1]] if akey else aval_key((h,))[0])
+    head_plan, head_avals = tuple(head_plan), tuple(head_avals)
     key = (plan, head_plan, head_avals, len(leaves))
     hit = _FUSED.get(key)
     if hit is None:
@@ -97,18 +133,99 @@ def plan_backward(order, heads, head_grads, variables):
             return None
         pure = _make_fused(plan, head_plan, head_avals, len(leaves))
         hit = _FUSED[key] = (pure, jax.jit(pure))
+    if recipe is not None and all(h._node is not None for h in heads):
+        skey = _structure(order, heads, {n: k for k, n in enumerate(order)})
+        if skey is not None and len(_REUSE) < 2 * _FUSED_LIMIT:
+            _REUSE[skey] = found = (hit, tuple(recipe))
+            head = heads[0]._node
+            if len(heads) == 1 and head[0].chain is not None and _chain(head[0]) == order:
+                _REUSE[(head[0].chain, head[1])] = found
     # a missing head gradient is made of ones inside the compiled call (no extra dispatch)
     cts = [None if g is None else _raw(g).astype(h.dtype) for h, g in zip(heads, head_grads)]
     return FusedCall(hit, args, cts, leaves, order)
 
 
+_REUSE: dict = {}  # structure of a tape (see _structure) -> (compiled plan, leaf positions)
+
+
+def _structure(order, heads, index):
+    """The hashable structure of a tape of deferred nodes (``Node.sk``/``kids``)."""
+    try:
+        nodes = tuple((n.sk, tuple([(index[c], i) for c, i in n.kids])) for n in order)
+        return nodes, tuple([(index[h._node[0]], h._node[1]) for h in heads])
+    except KeyError:  # a node parent not on the walk: not a tape of deferred nodes
+        return None
+
+
+def _kid_nodes(n):
+    return [c for c, _ in n.kids]
+
+
+def _chain(n):
+    """The nodes of a chain (``Node.chain``), its head first."""
+    order = [n]
+    while n.kids:
+        n = n.kids[0][0]
+        order.append(n)
+    return order
+
+
+def reuse_plan(heads, head_grads):
+    """``plan_backward``'s result from a plan made for the same structure, or None.
+
+    Applies when every node is deferred and was recorded with its structure (``sk``):
+    the walk follows the node parents noted when recording, and only the variables
+    (found at the positions the plan noted) are checked, not every parent.
+    """
+    if len(heads) == 1:  # one chain of nodes: its number is its structure
+        hn = heads[0]._node
+        found = None if hn is None or hn[0].chain is None else _REUSE.get((hn[0].chain, hn[1]))
+        if found is not None:
+            order = _chain(hn[0])
+            for n in order:
+                if n.lazy is None:
+                    return None
+            return _reused(found, order, heads, head_grads)
+    roots = []
+    for h in heads:
+        hn = h._node
+        if hn is None or hn[0].sk is None or hn[0].lazy is None:
+            return None
+        roots.append(hn[0])
+    if len(roots) == 1 and not roots[0].kids:
+        order = roots
+    else:
+        order = postorder(roots, _kid_nodes)[::-1]
+    for n in order:
+        if n.sk is None or n.lazy is None:
+            return None
+    index = {n: k for k, n in enumerate(order)} if len(order) > 1 else {order[0]: 0}
+    found = _REUSE.get(_structure(order, heads, index))
+    return None if found is None else _reused(found, order, heads, head_grads)
+
+
+def _reused(found, order, heads, head_grads):
+    hit, recipe = found
+    leaves = []
+    for k, j in recipe:
+        p = order[k].parents[j]
+        if p._node is not None or p._grad_req in (None, "null"):
+            return None
+        leaves.append(p)
+    args = [(n.lazy[1], n.lazy[3]) for n in order]
+    cts = [None if g is None else _raw(g).astype(h.dtype) for h, g in zip(heads, head_grads)]
+    return FusedCall(hit, args, cts, leaves, order, order)
+
+
 class FusedCall:
     """One planned backward: ``run()`` gives the leaves' cotangents (once)."""
 
-    def __init__(self, fns, args, cts, leaves, order):
+    def __init__(self, fns, args, cts, leaves, order, deferred=None):
         self.pure, self.jit = fns
         self.args, self.cts, self.leaves = args, cts, leaves
-        self.deferred = [n for n in order if n.lazy is not None]
+        if deferred is None:
+            deferred = [n for n in order if n.lazy is not None]
+        self.deferred = deferred
         self.order, self.grads, self.result = order, None, None
         self.stepped = False  # an optimizer update already ran fused with it
 

@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import weakref
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .ndarray.ndarray import NDArray
 
-__all__ = ["ENABLED", "Pending", "defer_grads", "force_node", "outputs", "pending_call"]
+__all__ = ["ENABLED", "Pending", "aval", "defer_grads", "force_node", "outputs", "pending_call"]
 
 ENABLED = [True]  # tests switch deferral off to compare against the eager tape
 
 _SLOT = NDArray.__dict__["_data"]
+_NEW, _ref = NDArray.__new__, weakref.ref
 _get, _set = _SLOT.__get__, _SLOT.__set__
 
 
@@ -89,8 +91,16 @@ def _make_pending(arr, aval):
     return arr
 
 
+def aval(value):
+    """The abstract value of a raw array: jax's own (``ShapedArray``) when it has one."""
+    try:
+        return value.aval
+    except AttributeError:  # a numpy array
+        return jax.ShapeDtypeStruct(np.shape(value), np.result_type(value))
+
+
 def _aval_of(arr):
-    return arr.__dict__["_aval"] if type(arr) is Pending else _get(arr)
+    return arr.__dict__["_aval"] if type(arr) is Pending else aval(_get(arr))
 
 
 def _force(arr):
@@ -109,13 +119,13 @@ def _force(arr):
 
 def outputs(node, avals):
     """Pending output arrays of a deferred ``node`` (weakly kept by the node)."""
-    outs = []
+    outs, refs = [], []
     for i, aval in enumerate(avals):
-        a = _make_pending(None, aval)
-        a._node = (node, i)
-        a.__dict__["_nsrc"] = node
+        a = _NEW(Pending)
+        a.__dict__ = {"_aval": aval, "_node": (node, i), "_nsrc": node}
         outs.append(a)
-    node.outs = [weakref.ref(a) for a in outs]
+        refs.append(_ref(a))
+    node.outs = refs
     return outs
 
 
@@ -134,7 +144,8 @@ def force_node(node):
 
     # the parents' values when recorded; pending ones are produced first
     vals = [p._data if v is None else v for p, v in zip(node.parents, node.lazy[3])]
-    leaves, vjp, apply = node.lazy[2](vals)
+    forward_vjp, fkey = node.lazy[2]
+    leaves, vjp, apply = forward_vjp(fkey, node.lazy[1], vals)
     node.vjp, node.apply, node.lazy = vjp, apply, None
     node.bwd = _per_node_bwd(node)
     fill(node, leaves)
@@ -145,13 +156,16 @@ def defer_grads(call):
     grads = []
     for j, leaf in enumerate(call.leaves):
         req, g = leaf._grad_req, leaf._grad
-        if req == "add" and g is not None:
-            g._data  # noqa: B018 - an earlier pending gradient is produced first
-        # the current value (the variable's, for a new buffer) stands for the aval
-        g = _make_pending(g, _aval_of(leaf if g is None else g))
+        if g is None:  # a new buffer: the variable's value stands for the aval
+            g = leaf._grad = _make_pending(None, _aval_of(leaf))
+        else:
+            if req == "add" and type(g) is Pending:
+                g._data  # noqa: B018 - an earlier pending gradient is produced first
+            if type(g) is not Pending:  # its current value stands for the aval
+                d = g.__dict__
+                d["_cls"], d["_aval"] = type(g), aval(_get(g))
+                g.__class__ = Pending
         g.__dict__["_gsrc"] = (call, j)
-        if leaf._grad is not g:
-            leaf._grad = g
         grads.append((req, g))
     call.grads = grads
 

@@ -20,7 +20,7 @@ class Node:
 
     __slots__ = (
         "bwd", "parents", "n_out", "out_avals", "name", "replay", "vjp", "apply",
-        "lazy", "outs", "claim", "akey",
+        "lazy", "outs", "claim", "akey", "sk", "kids", "chain",
     )  # fmt: skip
 
     def __init__(self, bwd, parents, out_avals, name, replay=None, vjp=None, apply=None):
@@ -38,11 +38,45 @@ class Node:
         # weak refs to its Pending outputs; ``claim`` is the planned backward producing them
         self.lazy = self.outs = self.claim = None
         self.akey = None  # aval_key(out_avals), when known in advance
+        # a deferred node's structure, for reusing the plan of a backward: ``sk`` a
+        # hashable key of its call, ``kids`` the (node, index) of its node parents
+        self.sk = self.kids = self.chain = None
         if bwd is None and vjp is not None:
             bwd = _per_node_bwd(self)
         self.bwd = bwd
 
 
+def deferred_node(parents, name, replay, lazy, avals, akey, sk, kids):
+    """A deferred node (see ``_lazy``): ``Node(None, parents, avals, name, replay)`` with
+    ``lazy``, ``akey``, ``sk`` and ``kids`` set, built without ``__init__``'s checks (the
+    recording path). ``chain`` numbers the structure of a chain of such nodes."""
+    n = _NEW(Node)
+    n.bwd = n.vjp = n.apply = n.outs = n.claim = None
+    n.parents, n.name, n.replay, n.lazy = parents, name, replay, lazy
+    n.n_out, n.out_avals, n.akey, n.sk, n.kids = len(avals), avals, akey, sk, kids
+    n.chain = None
+    if sk is not None:
+        if not kids:
+            n.chain = _chain_id((sk,))
+        elif len(kids) == 1 and kids[0][0].chain is not None:
+            n.chain = _chain_id((sk, kids[0][0].chain, kids[0][1]))
+    return n
+
+
+_CHAINS: dict = {}
+_CHAIN_IDS = iter(range(1 << 62))
+
+
+def _chain_id(structure):
+    got = _CHAINS.get(structure)
+    if got is None:
+        if len(_CHAINS) > 100_000:  # ids are never reused: old plans just stop matching
+            _CHAINS.clear()
+        got = _CHAINS[structure] = next(_CHAIN_IDS)
+    return got
+
+
+_NEW = object.__new__
 _APPLY_JIT: dict = {}
 
 
@@ -68,11 +102,24 @@ def needs_grad(arr):
     return arr._node is not None or (arr._grad_req is not None and arr._grad_req != "null")
 
 
+def _kids(n):
+    return [p._node[0] for p in n.parents if p._node is not None]
+
+
 def _toposort(heads):
     """Tape nodes reachable from ``heads``, heads first (users before inputs)."""
     roots = [h._node[0] for h in heads if h._node is not None]
-    kids = lambda n: [p._node[0] for p in n.parents if p._node is not None]  # noqa: E731
-    return postorder(roots, kids)[::-1]
+    if len(roots) == 1:  # a chain (one head, each node fed by at most one node): no search
+        order, n = [], roots[0]
+        while n is not None:
+            order.append(n)
+            kids = [p._node for p in n.parents if p._node is not None]
+            if len(kids) > 1:
+                break
+            n = kids[0][0] if kids else None
+        else:
+            return order
+    return postorder(roots, _kids)[::-1]
 
 
 def _run(heads, head_grads, retain_graph, variables=None, defer=False):
@@ -81,6 +128,11 @@ def _run(heads, head_grads, retain_graph, variables=None, defer=False):
     Returns ``{id(leaf): (leaf, cotangent)}``, or with ``defer`` a planned
     ``FusedCall`` (not run yet) when the tape allows one.
     """
+    if variables is None:  # the plan of an earlier backward of the same structure
+        call = _fused().reuse_plan(heads, head_grads)
+        if call is not None:
+            call.release(retain_graph)
+            return call if defer else call.cts_by_leaf(call.run())
     order = _toposort(heads)
     if order and all(n.vjp is not None or n.lazy is not None for n in order):
         call = _fused().plan_backward(order, heads, head_grads, variables)
@@ -93,16 +145,23 @@ def _run(heads, head_grads, retain_graph, variables=None, defer=False):
     return _node_run(order, heads, head_grads, retain_graph, variables)
 
 
-def _lazy():
-    from . import _lazy as mod
+_MODS: list = []  # (_lazy, _fused_tape), imported on first use (they import this module)
 
-    return mod
+
+def _mods():
+    if not _MODS:
+        from . import _fused_tape, _lazy
+
+        _MODS.extend((_lazy, _fused_tape))
+    return _MODS
+
+
+def _lazy():
+    return (_MODS or _mods())[0]
 
 
 def _fused():
-    from . import _fused_tape as mod
-
-    return mod
+    return (_MODS or _mods())[1]
 
 
 def _eligible(arr, variables):
@@ -175,9 +234,9 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # no
         Keep the tape so backward can run again.
     """
     heads, head_grads = _as_lists(heads, head_grads)
-    lazy = _lazy()
+    lazy, fused = _MODS or _mods()
     res = _run(heads, head_grads, retain_graph, defer=lazy.ENABLED[0])
-    if isinstance(res, _fused().FusedCall):  # gradients stay Pending until read or trainer.step
+    if type(res) is fused.FusedCall:  # gradients stay Pending until read or trainer.step
         lazy.defer_grads(res)
         return
     for leaf, ct in res.values():

@@ -12,6 +12,7 @@ the backward one more.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import jax
 import numpy as np
@@ -24,6 +25,9 @@ from ..ndarray.ndarray import NDArray
 from . import _fast
 
 _APPLY: dict = {}
+_IDS = itertools.count()  # ids of parameter masks and signatures (see Node.sk)
+_NO_TAPE = object()  # CachedGraph._recorded: nothing needs a gradient, run untaped
+_LEAF = jax.tree_util.tree_structure(0)
 
 
 def _tree_apply(treedef):
@@ -72,6 +76,7 @@ class CachedGraph:
         self.plain = _fast.plain_jits(self)
         self.vjp_fwd = {}
         self.lazy_fns, self.lazy_sigs = {}, {}  # see _recorded
+        self._pinfo = {}  # parameters' grad_reqs -> what they mean for _recorded
         self.uses_random = False  # set while tracing; only then do calls consume a key
         # the hook-free call of HybridBlock.__call__ (one NDArray input), and the
         # parameter values, re-read only after a parameter array was written
@@ -104,9 +109,10 @@ class CachedGraph:
         # read flags and arrays, one compiled call, wrap the result (one NDArray input
         # outside record() takes the shorter self.fast)
         st = _ag._st
-        if st.recording and self._needs_tape(args):
-            key, counter = _random.peek()
-            return self._recorded(args, key, np.uint32(counter & 0xFFFFFFFF), st.training)
+        if st.recording:
+            out = self._recorded(args, st.training)
+            if out is not _NO_TAPE:
+                return out
         raw = [a._data if isinstance(a, NDArray) else _raw_input(a) for a in args]
         pvals = self.fast.values()
         if not self.uses_random:
@@ -119,53 +125,85 @@ class CachedGraph:
         _random.advance()
         return _fast.finish(_fast.WithUpdates(out, updates) if updates else out, self.datas)
 
-    def _needs_tape(self, args):
-        return any(d._grad_req not in (None, "null") for d in self.datas) or any(
-            isinstance(a, NDArray) and _tape.needs_grad(a) for a in args
-        )
+    def _param_info(self, reqs):
+        """What the parameters' ``grad_req``s ``reqs`` mean for a recorded call (cached)."""
+        pmask = tuple(r is not None and r != "null" for r in reqs)
+        idx = [i for i, m in enumerate(pmask) if m]
+        every = len(idx) == len(pmask)
+        info = self._pinfo[reqs] = (pmask, idx, every, (None,) * len(pmask), next(_IDS))
+        return info
 
-    def _recorded(self, args, key, counter, training):
-        """The forward as a tape node: deferred (``_lazy``) once the signature ran."""
+    def _recorded(self, args, training):
+        """The forward as a tape node: deferred (``_lazy``) once the signature ran.
+
+        Returns ``_NO_TAPE`` when neither a parameter nor an input needs a gradient.
+        """
         datas = self.datas
+        reqs = tuple([d._grad_req for d in datas])
+        pmask, idx, every, nones, pid = self._pinfo.get(reqs) or self._param_info(reqs)
         pvals = [d._data for d in datas]
-        pmask = tuple(d._grad_req not in (None, "null") for d in datas)
-        parents = [d for d, m in zip(datas, pmask) if m]
-        given = [v for v, m in zip(pvals, pmask) if m]  # parents' values as of now
-        imask, raw, sig = [], [], []
+        if every:  # all parameters are VJP arguments (the usual training case)
+            parents, given, pconst = list(datas), pvals, nones
+        else:
+            parents = [datas[i] for i in idx]
+            given = [pvals[i] for i in idx]  # parents' values as of now
+            pconst = [None if m else v for v, m in zip(pvals, pmask)]
+        needs = bool(idx)
+        imask, raw, sig, kids = [], [], [], []
         for a in args:
             if isinstance(a, NDArray):
                 pending = type(a) is _lazy.Pending
-                av = a.__dict__["_aval"] if pending else a._data
-                m = (
-                    a._node is not None or a._grad_req not in (None, "null")
-                ) and _fused_tape.inexact(av.dtype)
-                if m:  # travels as a VJP argument (a Pending one is produced later)
+                v = None if pending else a._data
+                av = a.__dict__["_aval"] if pending else _lazy.aval(v)
+                m = False
+                if a._node is not None or a._grad_req not in (None, "null"):
+                    needs = True
+                    # travels as a VJP argument (a Pending one is produced later)
+                    m = _fused_tape.inexact(av.dtype)
+                if m:
                     parents.append(a)
-                    given.append(None if pending else av)
-                raw.append(None if m else a._data if pending else av)
-                sig.append((av.shape, av.dtype))
+                    given.append(v)
+                    raw.append(None)
+                    # the output of a deferred node: the structure is known (Node.sk)
+                    an = a._node
+                    if kids is not None and pending and an and an[0].lazy is not None:
+                        kids.append(an)
+                    else:
+                        kids = None
+                else:
+                    raw.append(a._data if pending else v)
+                sig.append(av)
             else:
                 m, r = False, _raw_input(a)
                 raw.append(r)
                 sig.append(None if r is None else (tuple(r.shape), r.dtype))
             imask.append(m)
+        if not needs:
+            return _NO_TAPE
         fkey = (training, pmask, tuple(imask))
-        parents = tuple(parents)
         sig = (fkey, tuple(sig))
         known = self.lazy_sigs.get(sig)
         if known is not None and not self.uses_random:  # traced: it takes no key
             key = counter = None
+        else:
+            key, counter = _random.peek()
+            counter = np.uint32(counter & 0xFFFFFFFF)
         # only what is not a VJP argument: fewer buffers for the compiled calls to take
-        consts = ([None if m else v for v, m in zip(pvals, pmask)], raw, key, counter)
-        fn = self._lazy_fn(fkey)
-        node = _tape.Node(None, parents, (), self.block.name, functools.partial(fn, consts))
+        consts = (pconst, raw, key, counter)
+        fn = self.lazy_fns.get(fkey) or self._lazy_fn(fkey)
+        replay = functools.partial(fn, consts)
         if known is not None and _lazy.ENABLED[0]:
             if self.uses_random:
                 _random.advance()
-            treedef, avals, node.akey = known
-            node.n_out, node.out_avals = len(avals), avals
-            node.lazy = (fn, consts, functools.partial(self._forward_vjp, fkey, consts), given)
-            return jax.tree_util.tree_unflatten(treedef, _lazy.outputs(node, avals))
+            treedef, avals, akey, sid = known
+            lazy = (fn, consts, (self._forward_vjp, fkey), given)
+            sk = None if kids is None else (self, pid, sid)
+            node = _tape.deferred_node(
+                tuple(parents), self.block.name, replay, lazy, avals, akey, sk, kids
+            )
+            outs = _lazy.outputs(node, avals)
+            return outs[0] if treedef is None else jax.tree_util.tree_unflatten(treedef, outs)
+        node = _tape.Node(None, tuple(parents), (), self.block.name, replay)
         leaves, node.vjp, node.apply, treedef, updates = self._forward_vjp(
             fkey, consts, [p._data for p in parents], full=True
         )
@@ -175,8 +213,10 @@ class CachedGraph:
             for i, v in updates.items():
                 self.datas[i]._data = v
         else:  # no state to write back: later calls of this signature may be deferred
-            avals = tuple(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in leaves)
-            self.lazy_sigs[sig] = (treedef, avals, _fused_tape.aval_key(avals))
+            avals = tuple(_lazy.aval(v) for v in leaves)
+            single = treedef == _LEAF  # one array out: no unflatten needed
+            akey = _fused_tape.aval_key(avals)
+            self.lazy_sigs[sig] = (None if single else treedef, avals, akey, next(_IDS))
         node.n_out, node.out_avals = len(leaves), tuple(leaves)
         node.bwd = _tape._per_node_bwd(node)
         wrapped = [NDArray(v) for v in leaves]

@@ -135,7 +135,7 @@ class HybridBlock(Block):
                     hook(self, args, out)
                 return out
             out = cached(args)
-            if self._active and not cached.uses_random:
+            if self._active and f is None and not cached.uses_random:
                 self._fast = cached.fast
             return out
         if _STATE.scope is not None and self._gluon2_style():

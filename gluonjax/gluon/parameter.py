@@ -14,6 +14,7 @@ from .._ops.registry import dtype_of
 from ..base import DeferredInitializationError, MXNetError, ShapeError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray
+from ..optimizer.optimizer import MULTS
 from ._param_array import ParamArray
 
 __all__ = ["Parameter", "Constant", "DeferredInitializationError"]
@@ -108,6 +109,26 @@ class Parameter:
     @shape.setter
     def shape(self, new):
         self._shape = _merge_shape(self.name, self._shape, new)
+
+    @property
+    def lr_mult(self):
+        """Multiplier of the learning rate for this parameter."""
+        return self._lr_mult
+
+    @lr_mult.setter
+    def lr_mult(self, value):
+        self._lr_mult = value
+        MULTS[0] += 1  # optimizers re-read the multipliers
+
+    @property
+    def wd_mult(self):
+        """Multiplier of the weight decay for this parameter."""
+        return self._wd_mult
+
+    @wd_mult.setter
+    def wd_mult(self, value):
+        self._wd_mult = value
+        MULTS[0] += 1
 
     @property
     def grad_req(self):

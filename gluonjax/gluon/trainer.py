@@ -16,10 +16,15 @@ from .. import _lazy
 from .. import optimizer as opt
 from .._update import apply_update, backward_and_update
 from ..base import MXNetError
+from ..ndarray.ndarray import NDArray
+from ._param_array import VERSION
 from .parameter import Parameter
 from .parameter_dict import ParameterDict
 
 __all__ = ["Trainer"]
+
+# a parameter array's value (its slot), VERSION bumped once per step
+_write = NDArray.__dict__["_data"].__set__
 
 
 class Trainer:
@@ -116,19 +121,21 @@ class Trainer:
         self.step(batch_size, ignore_stale_grad)
 
     def _active(self, ignore_stale_grad):
-        active = []
+        active, last, pending = [], self._last_grad, _lazy.Pending
         for i, p in enumerate(self._params):
-            if p.grad_req == "null":
+            if p._grad_req == "null":
                 continue
-            if p._data is None:
+            d = p._data
+            if d is None:
                 p._check()
-            g = p._data._grad
-            if g is None or (
-                # a pending gradient is stale once a step used its backward
-                self._last_grad.get(i) is g.__dict__["_gsrc"][0]
-                if type(g) is _lazy.Pending
-                else g._data is self._last_grad.get(i, p._grad_token)
-            ):
+            g = d._grad
+            if g is None:
+                stale = True
+            elif type(g) is pending:  # stale once a step used its backward
+                stale = last.get(i) is g.__dict__["_gsrc"][0]
+            else:
+                stale = g._data is last.get(i, p._grad_token)
+            if stale:
                 if ignore_stale_grad:
                     continue
                 raise MXNetError(
@@ -142,30 +149,63 @@ class Trainer:
             active.append(i)
         return active
 
+    def _pending(self):
+        """``(active, datas, call, pos)`` when every gradient waits, written, on one
+        planned backward that nothing ran or stepped yet (so none is stale); else None."""
+        active, datas, pos, call, pending = [], [], [], None, _lazy.Pending
+        for i, p in enumerate(self._params):
+            if p._grad_req == "null":
+                continue
+            d = p._data
+            g = None if d is None else d._grad
+            src = g.__dict__.get("_gsrc") if type(g) is pending else None
+            if src is None:
+                return None
+            if call is None:
+                call = src[0]
+                if call.result is not None or call.stepped:
+                    return None
+                reqs = call.grads
+            elif src[0] is not call:
+                return None
+            if reqs[src[1]][0] != "write":
+                return None
+            active.append(i)
+            datas.append(d)
+            pos.append(src[1])
+        return None if call is None else (active, datas, call, pos)
+
     def _update(self, ignore_stale_grad=False):
         o = self._optimizer
-        active = self._active(ignore_stale_grad)
-        if not active:
-            return
-        for i in active:
-            if i not in self._states:
-                self._states[i] = o.create_state(i, self._params[i]._data._data)
-        datas = [self._params[i]._data for i in active]
-        states = [self._states[i] for i in active]
+        found = self._pending()
+        if found is None:
+            active = self._active(ignore_stale_grad)
+            if not active:
+                return
+            datas = [self._params[i]._data for i in active]
+            call, pos = _lazy.pending_call([d._grad for d in datas])
+        else:
+            active, datas, call, pos = found
+        all_states, states = self._states, []
+        for i, d in zip(active, datas):
+            s = all_states.get(i)
+            if s is None:
+                s = all_states[i] = o.create_state(i, d._data)
+            states.append(s)
         weights = [d._data for d in datas]
-        call, pos = _lazy.pending_call([d._grad for d in datas])
         if call is not None:  # backward is still pending: it and the update run as one call
             new_w, new_s = backward_and_update(o, active, call, pos, weights, states, self._fns)
-            used = [call] * len(active)  # the gradients stay pending on it
+            self._last_grad.update(dict.fromkeys(active, call))  # the grads stay pending on it
         else:
             used = [d._grad._data for d in datas]
             new_w, new_s = apply_update(o, active, weights, used, states, self._fns)
-        for i, d, w, s, g in zip(active, datas, new_w, new_s, used):
-            d._data = w
+            self._last_grad.update(zip(active, used))
+        for d, w in zip(datas, new_w):
+            _write(d, w)
             if d._node is not None:
                 d._node = None
-            self._states[i] = s
-            self._last_grad[i] = g
+        VERSION[0] += 1  # the parameter arrays were written (see _param_array)
+        all_states.update(zip(active, new_s))
 
     def compile_step(self, net, loss_fn):
         """Fuse forward, backward and this trainer's update into one compiled call.

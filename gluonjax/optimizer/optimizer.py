@@ -15,7 +15,10 @@ import numpy as np
 
 from ..base import MXNetError
 
-__all__ = ["Optimizer", "register", "create", "preprocess_grad"]
+__all__ = ["Optimizer", "register", "create", "preprocess_grad", "MULTS"]
+
+# Bumped when a Parameter's ``lr_mult``/``wd_mult`` is set: ``lrs_wds`` re-reads them then
+MULTS = [0]
 
 
 def preprocess_grad(grad, rescale_grad, clip_gradient):
@@ -162,10 +165,16 @@ class Optimizer:
     def lrs_wds(self, indices):
         """Effective (lr, wd) arrays for ``indices`` (cached while nothing changes)."""
         lr, wd = self.learning_rate, self.wd
+        cache = self.__dict__.setdefault("_lrs_wds_cache", {})
+        # a Trainer's optimizer knows every Parameter, whose multipliers report writes
+        fast = (lr, wd, MULTS[0], id(self.param_dict), tuple(indices))
+        hit = cache.get(fast)
+        if hit is not None:
+            return hit
+        pd = self.param_dict
         lm = tuple(self._mult(i, self.lr_mult, "lr_mult") for i in indices)
         wm = tuple(self._mult(i, self.wd_mult, "wd_mult") for i in indices)
         key = (lr, wd, lm, wm)
-        cache = self.__dict__.setdefault("_lrs_wds_cache", {})
         hit = cache.get(key)
         if hit is None:
             if len(cache) > 64:
@@ -175,6 +184,8 @@ class Optimizer:
                 jax.device_put(np.array([lr * m for m in lm], np.float32)),
                 jax.device_put(np.array([wd * m for m in wm], np.float32)),
             )
+        if all(i in pd for i in indices):
+            cache[fast] = hit
         return hit
 
     def rescale_array(self):
