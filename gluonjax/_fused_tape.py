@@ -91,10 +91,10 @@ def plan_backward(order, heads, head_grads, variables):
                     elif len(recipe) == d[1]:  # a new leaf
                         recipe.append((k, j))
             else:
-                k = index.get(pn[0])
-                dests.append(None if k is None else ("n", k, pn[1]))
+                src = index.get(pn[0])
+                dests.append(None if src is None else ("n", src, pn[1]))
                 if pn[0].lazy is not None:  # a deferred parent's value is made inside the call
-                    srcs.append((k, pn[1]))
+                    srcs.append((src, pn[1]))
                     continue
             srcs.append(None)
             if v is None:

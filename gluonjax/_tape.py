@@ -38,8 +38,8 @@ class Node:
         # weak refs to its Pending outputs; ``claim`` is the planned backward producing them
         self.lazy = self.outs = self.claim = None
         self.akey = None  # aval_key(out_avals), when known in advance
-        # a deferred node's structure, for reusing the plan of a backward: ``sk`` a
-        # hashable key of its call, ``kids`` the (node, index) of its node parents
+        # a deferred node's structure, for reusing the plan of a backward: ``sk`` the id
+        # of its call's signature, ``kids`` the (node, index) of its node parents
         self.sk = self.kids = self.chain = None
         if bwd is None and vjp is not None:
             bwd = _per_node_bwd(self)
@@ -70,7 +70,7 @@ _CHAIN_IDS = iter(range(1 << 62))
 def _chain_id(structure):
     got = _CHAINS.get(structure)
     if got is None:
-        if len(_CHAINS) > 100_000:  # ids are never reused: old plans just stop matching
+        if len(_CHAINS) > 10_000:  # ids are never reused: old plans just stop matching
             _CHAINS.clear()
         got = _CHAINS[structure] = next(_CHAIN_IDS)
     return got

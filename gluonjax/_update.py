@@ -10,10 +10,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import Var
 
 from . import random as _random
 
-__all__ = ["apply_update", "backward_and_update", "make_update"]
+__all__ = ["apply_update", "backward_and_update", "make_update", "reads_counts"]
 
 
 def make_update(o, n):
@@ -24,7 +25,8 @@ def make_update(o, n):
         for k in range(n):
             g = o.preprocess(gs[k].astype(ws[k].dtype), rescale)
             sub = jax.random.fold_in(key, k) if key is not None else None
-            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], ts[k], sub)
+            t = None if ts is None else ts[k]  # None: the rule does not read it
+            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], t, sub)
             new_w.append(w.astype(ws[k].dtype))
             new_s.append(s)
         return new_w, new_s
@@ -32,13 +34,34 @@ def make_update(o, n):
     return update
 
 
-def _inputs(o, indices):
-    """Count the update of ``indices``; the traced per-step arguments of the update."""
+def _inputs(o, indices, counts=True):
+    """Count the update of ``indices``; the traced per-step arguments of the update.
+
+    The update counts are passed only with ``counts`` (see ``_reads_counts``).
+    """
     o._update_count(indices)
     lrs, wds = o.lrs_wds(indices)
-    ts = np.array([o._index_update_count[i] for i in indices], np.int32)
+    ts = np.array([o._index_update_count[i] for i in indices], np.int32) if counts else None
     key = _random.next_key() if o.needs_key() else None
     return lrs, wds, ts, o.rescale_array(), key
+
+
+def reads_counts(o, indices, ws, states):
+    """Whether ``o``'s update of ``ws`` reads the update counts (SGD does not, Adam does).
+
+    One trace of the rule, nothing counted or drawn: a rule that does not read them is
+    passed ``ts=None`` (one argument less on every step).
+    """
+    update = make_update(o, len(indices))
+    lrs, wds = o.lrs_wds(indices)
+    rescale, ts = o.rescale_array(), np.ones(len(indices), np.int32)
+    key = jax.random.PRNGKey(0) if o.needs_key() else None
+    jaxpr = jax.make_jaxpr(lambda t: update(ws, ws, states, lrs, wds, t, rescale, key))(ts).jaxpr
+    live = {v for v in jaxpr.outvars if isinstance(v, Var)}
+    for e in reversed(jaxpr.eqns):  # what the outputs depend on (an effect keeps an eqn)
+        if e.effects or any(v in live for v in e.outvars):
+            live.update(v for v in e.invars if isinstance(v, Var))
+    return jaxpr.invars[0] in live
 
 
 def apply_update(o, indices, weights, grads, states, cache):
@@ -55,10 +78,11 @@ def apply_update(o, indices, weights, grads, states, cache):
         Holds the compiled programs (one per tuple of indices).
     """
     key = tuple(indices)
-    fn = cache.get(key)
-    if fn is None:
-        fn = cache[key] = jax.jit(make_update(o, len(indices)))
-    return fn(weights, grads, states, *_inputs(o, indices))
+    hit = cache.get(key)
+    if hit is None:
+        update = make_update(o, len(indices))
+        hit = cache[key] = (jax.jit(update), reads_counts(o, indices, weights, states))
+    return hit[0](weights, grads, states, *_inputs(o, indices, hit[1]))
 
 
 def backward_and_update(o, indices, call, pos, weights, states, cache):
@@ -69,8 +93,8 @@ def backward_and_update(o, indices, call, pos, weights, states, cache):
     call (fewer buffers): they stay pending and are computed if read.
     """
     key = (call.pure, tuple(indices), tuple(pos))
-    fn = cache.get(key)
-    if fn is None:
+    hit = cache.get(key)
+    if hit is None:
         pure, update = call.pure, make_update(o, len(indices))
 
         def both(args, cts, ws, states, *ins):
@@ -78,5 +102,5 @@ def backward_and_update(o, indices, call, pos, weights, states, cache):
             gs = [jnp.zeros_like(w) if leaf[j] is None else leaf[j] for j, w in zip(pos, ws)]
             return douts, update(ws, gs, states, *ins)
 
-        fn = cache[key] = jax.jit(both)
-    return call.run_with(fn, (weights, states, *_inputs(o, indices)))
+        hit = cache[key] = (jax.jit(both), reads_counts(o, indices, weights, states))
+    return call.run_with(hit[0], (weights, states, *_inputs(o, indices, hit[1])))

@@ -25,7 +25,7 @@ from ..ndarray.ndarray import NDArray
 from . import _fast
 
 _APPLY: dict = {}
-_IDS = itertools.count()  # ids of parameter masks and signatures (see Node.sk)
+_IDS = itertools.count(1)  # ids of parameter masks and signatures (see Node.sk)
 _NO_TAPE = object()  # CachedGraph._recorded: nothing needs a gradient, run untaped
 _LEAF = jax.tree_util.tree_structure(0)
 
@@ -180,8 +180,9 @@ class CachedGraph:
             imask.append(m)
         if not needs:
             return _NO_TAPE
-        fkey = (training, pmask, tuple(imask))
-        sig = (fkey, tuple(sig))
+        imask = tuple(imask)
+        fkey = (training, pmask, imask)
+        sig = (training, pid, imask, tuple(sig))  # pid stands for pmask: a cheaper key
         known = self.lazy_sigs.get(sig)
         if known is not None and not self.uses_random:  # traced: it takes no key
             key = counter = None
@@ -197,7 +198,8 @@ class CachedGraph:
                 _random.advance()
             treedef, avals, akey, sid = known
             lazy = (fn, consts, (self._forward_vjp, fkey), given)
-            sk = None if kids is None else (self, pid, sid)
+            # the signature's id (never reused) also names this graph and its parameter mask
+            sk = None if kids is None else sid
             node = _tape.deferred_node(
                 tuple(parents), self.block.name, replay, lazy, avals, akey, sk, kids
             )

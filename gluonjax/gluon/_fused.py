@@ -13,9 +13,13 @@ import numpy as np
 from .. import _trace
 from .. import autograd as _ag
 from .. import random as _random
+from .._update import _inputs, reads_counts
 from ..ndarray.ndarray import NDArray
 from ._cached import _TRACER_ERRORS, _is_leaf, _raw, _tracer_message
+from ._param_array import VERSION
 from .block import to_ndarray
+
+_write = NDArray.__dict__["_data"].__set__  # a parameter array's value (VERSION bumped once)
 
 
 class FusedStep:
@@ -45,8 +49,14 @@ class FusedStep:
             if i not in tr._states:
                 tr._states[i] = o.create_state(i, tr._params[i]._data._data)
         self._jit = jax.jit(self._pure, donate_argnums=(0, 1))
+        self.keyed = None  # pass a random key? (the first call traces to find out)
+        self.uses_random = False
+        # pass the update counts only to a rule that reads them (Adam, not SGD)
+        weights = [tr._params[i]._data._data for i in self.train_idx]
+        states = [tr._states[i] for i in self.train_idx]
+        self.counts = reads_counts(o, self.train_idx, weights, states)
 
-    def _pure(self, pvals, states, x, y, seed_key, counter, lrs, wds, ts, rescale):
+    def _pure(self, pvals, states, x, y, seed_key, counter, lrs, wds, ts, rescale, okey):
         o = self.trainer._optimizer
         pos = self.train_pos
 
@@ -56,7 +66,7 @@ class FusedStep:
                 full[i] = tv[k]
             with (
                 _trace.TraceScope(self.all, full) as scope,
-                _random.traced_key(seed_key, counter),
+                _random.traced_key(seed_key, counter) as rnd,
                 _ag._Scope(False, True),
             ):
                 try:
@@ -67,6 +77,8 @@ class FusedStep:
 
                     raise HybridizationError(_tracer_message(self.net, err)) from None
                 loss = jax.tree_util.tree_map(_raw, loss, is_leaf=_is_leaf)
+                if rnd.used:
+                    self.uses_random = True
                 return jnp.sum(loss), (loss, scope.updates())
 
         grads, (loss, updates) = jax.grad(loss_of, has_aux=True)([pvals[i] for i in pos])
@@ -77,8 +89,9 @@ class FusedStep:
         new_s = []
         for k, i in enumerate(pos):
             g = o.preprocess(grads[k], rescale)
-            sub = jax.random.fold_in(seed_key, 1_000_003 + k) if o.needs_key() else None
-            w, s = o.step(pvals[i], g, states[k], lrs[k], wds[k], ts[k], sub)
+            sub = None if okey is None else jax.random.fold_in(okey, k)  # as _update does
+            t = None if ts is None else ts[k]  # None: the rule does not read it
+            w, s = o.step(pvals[i], g, states[k], lrs[k], wds[k], t, sub)
             new_p[i] = w.astype(pvals[i].dtype)
             new_s.append(s)
         return new_p, new_s, loss
@@ -91,25 +104,27 @@ class FusedStep:
         batch_size = data.shape[0] if batch_size is None else batch_size
         o.rescale_grad = tr._scale / batch_size
         idx = self.train_idx
-        o._update_count(idx)
-        lrs, wds = o.lrs_wds(idx)
-        ts = np.array([o._index_update_count[i] for i in idx], np.int32)
-        key, counter = _random.key_and_counter()
-        states = [tr._states[i] for i in idx]
+        all_states = tr._states
+        states = [all_states[i] for i in idx]
+        pvals = [d._data for d in self.datas]
+        x, y = data._data, label._data
+        if self.keyed is None:  # first call: a trace (no compile) tells if a key is drawn
+            key, n = _random.peek()
+            ts = np.ones(len(idx), np.int32) if self.counts else None
+            okey = jax.random.PRNGKey(0) if o.needs_key() else None  # its type only
+            args = (key, np.uint32(n & 0xFFFFFFFF), *o.lrs_wds(idx), ts, o.rescale_array(), okey)
+            self._jit.trace(pvals, states, x, y, *args)
+            self.keyed = self.uses_random
+        key = counter = None
+        if self.keyed:  # as the three-line loop: the counter moves only when a key is used
+            key, counter = _random.key_and_counter()
+        # then the optimizer's key (SGLD), drawn as the loop's trainer.step draws it
+        lrs, wds, ts, rescale, okey = _inputs(o, idx, self.counts)
         new_p, new_s, loss = self._jit(
-            [d._data for d in self.datas],
-            states,
-            data._data,
-            label._data,
-            key,
-            counter,
-            lrs,
-            wds,
-            ts,
-            o.rescale_array(),
+            pvals, states, x, y, key, counter, lrs, wds, ts, rescale, okey
         )
         for d, v in zip(self.datas, new_p):
-            d._data = v
-        for i, s in zip(idx, new_s):
-            tr._states[i] = s
+            _write(d, v)
+        VERSION[0] += 1  # the parameter arrays were written (see _param_array)
+        all_states.update(zip(idx, new_s))
         return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss

@@ -82,6 +82,11 @@ class Loss(HybridBlock):
         super()._clear_cached()
 
     def __call__(self, *args, **kwargs):
+        for a in args:
+            if a is None:
+                break
+        else:  # no None input (the usual call)
+            return super().__call__(*args, **kwargs)
         args = list(args)
         while args and args[-1] is None:
             args.pop()

@@ -123,7 +123,7 @@ class HybridBlock(Block):
             and not kwargs
             and _STATE.scope is None
         ):
-            if args and type(args[0]) is not NDArray and hasattr(args[0], "_outputs"):
+            if args and not isinstance(args[0], NDArray) and hasattr(args[0], "_outputs"):
                 return super().__call__(*args)
             if cached is None:
                 cached = self._build(args)
