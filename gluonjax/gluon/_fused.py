@@ -97,11 +97,14 @@ class FusedStep:
         return new_p, new_s, loss
 
     def __call__(self, data, label, batch_size=None):
-        data, label = to_ndarray(data), to_ndarray(label)
+        if type(data) is not NDArray:
+            data = to_ndarray(data)
+        if type(label) is not NDArray:
+            label = to_ndarray(label)
         if self._jit is None:
             self._setup(data)
         tr, o = self.trainer, self.trainer._optimizer
-        batch_size = data.shape[0] if batch_size is None else batch_size
+        batch_size = data._data.shape[0] if batch_size is None else batch_size
         o.rescale_grad = tr._scale / batch_size
         idx = self.train_idx
         all_states = tr._states
