@@ -37,7 +37,7 @@ def make_update(o, n):
 def _inputs(o, indices, counts=True):
     """Count the update of ``indices``; the traced per-step arguments of the update.
 
-    The update counts are passed only with ``counts`` (see ``_reads_counts``).
+    The update counts are passed only with ``counts`` (see ``reads_counts``).
     """
     o._update_count(indices)
     lrs, wds = o.lrs_wds(indices)
