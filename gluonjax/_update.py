@@ -14,7 +14,7 @@ from jax.extend.core import Var
 
 from . import random as _random
 
-__all__ = ["apply_update", "backward_and_update", "make_update", "reads_counts"]
+__all__ = ["apply_update", "backward_and_update", "make_update", "probe_inputs", "reads_counts"]
 
 
 def make_update(o, n):
@@ -46,6 +46,14 @@ def _inputs(o, indices, counts=True):
     return lrs, wds, ts, o.rescale_array(), key
 
 
+def probe_inputs(o, indices, counts=True):
+    """Arguments shaped as ``_inputs``'s, for tracing: nothing counted, no key drawn."""
+    lrs, wds = o.lrs_wds(indices)
+    ts = np.ones(len(indices), np.int32) if counts else None
+    key = jax.random.PRNGKey(0) if o.needs_key() else None
+    return lrs, wds, ts, o.rescale_array(), key
+
+
 def reads_counts(o, indices, ws, states):
     """Whether ``o``'s update of ``ws`` reads the update counts (SGD does not, Adam does).
 
@@ -53,9 +61,7 @@ def reads_counts(o, indices, ws, states):
     passed ``ts=None`` (one argument less on every step).
     """
     update = make_update(o, len(indices))
-    lrs, wds = o.lrs_wds(indices)
-    rescale, ts = o.rescale_array(), np.ones(len(indices), np.int32)
-    key = jax.random.PRNGKey(0) if o.needs_key() else None
+    lrs, wds, ts, rescale, key = probe_inputs(o, indices)
     jaxpr = jax.make_jaxpr(lambda t: update(ws, ws, states, lrs, wds, t, rescale, key))(ts).jaxpr
     live = {v for v in jaxpr.outvars if isinstance(v, Var)}
     for e in reversed(jaxpr.eqns):  # what the outputs depend on (an effect keeps an eqn)

@@ -12,20 +12,6 @@ KINDS = ["chain", "shared", "twice", "two_heads", "two_heads_grads"]
 
 
 @pytest.fixture
-def eager_tape():
-    """Run the body with deferral switched off (the reference behaviour)."""
-
-    def run(fn):
-        _lazy.ENABLED[0] = False
-        try:
-            return fn()
-        finally:
-            _lazy.ENABLED[0] = True
-
-    return run
-
-
-@pytest.fixture
 def reuse_hits(monkeypatch):
     """Whether each ``reuse_plan`` call made by ``backward`` found a stored plan."""
     hits = []

@@ -9,20 +9,6 @@ from gluonjax.base import MXNetError
 from gluonjax.gluon import nn
 
 
-@pytest.fixture
-def eager_tape():
-    """Run the body with deferral switched off (the reference behaviour)."""
-
-    def run(fn):
-        _lazy.ENABLED[0] = False
-        try:
-            return fn()
-        finally:
-            _lazy.ENABLED[0] = True
-
-    return run
-
-
 def _net(kind="mlp"):
     mx.random.seed(7)
     net = nn.HybridSequential()

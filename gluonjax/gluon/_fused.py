@@ -13,13 +13,11 @@ import numpy as np
 from .. import _trace
 from .. import autograd as _ag
 from .. import random as _random
-from .._update import _inputs, reads_counts
+from .._update import _inputs, probe_inputs, reads_counts
 from ..ndarray.ndarray import NDArray
 from ._cached import _TRACER_ERRORS, _is_leaf, _raw, _tracer_message
-from ._param_array import VERSION
+from ._param_array import write_values
 from .block import to_ndarray
-
-_write = NDArray.__dict__["_data"].__set__  # a parameter array's value (VERSION bumped once)
 
 
 class FusedStep:
@@ -113,10 +111,8 @@ class FusedStep:
         x, y = data._data, label._data
         if self.keyed is None:  # first call: a trace (no compile) tells if a key is drawn
             key, n = _random.peek()
-            ts = np.ones(len(idx), np.int32) if self.counts else None
-            okey = jax.random.PRNGKey(0) if o.needs_key() else None  # its type only
-            args = (key, np.uint32(n & 0xFFFFFFFF), *o.lrs_wds(idx), ts, o.rescale_array(), okey)
-            self._jit.trace(pvals, states, x, y, *args)
+            c = np.uint32(n & 0xFFFFFFFF)
+            self._jit.trace(pvals, states, x, y, key, c, *probe_inputs(o, idx, self.counts))
             self.keyed = self.uses_random
         key = counter = None
         if self.keyed:  # as the three-line loop: the counter moves only when a key is used
@@ -126,8 +122,6 @@ class FusedStep:
         new_p, new_s, loss = self._jit(
             pvals, states, x, y, key, counter, lrs, wds, ts, rescale, okey
         )
-        for d, v in zip(self.datas, new_p):
-            _write(d, v)
-        VERSION[0] += 1  # the parameter arrays were written (see _param_array)
+        write_values(self.datas, new_p)
         all_states.update(zip(idx, new_s))
         return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss

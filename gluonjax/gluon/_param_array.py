@@ -12,13 +12,25 @@ from __future__ import annotations
 
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["ParamArray", "VERSION"]
+__all__ = ["ParamArray", "VERSION", "write_values"]
 
 # Bumped after any parameter array's value (or class, see gluonjax._lazy) is written.
 # The bump comes after the write: a reader that saw the new count sees the new value.
 VERSION = [0]
 
 _setattr = object.__setattr__
+_set_value = NDArray.__dict__["_data"].__set__
+
+
+def write_values(arrays, values):
+    """Point each of ``arrays`` at its new value and bump :data:`VERSION` once.
+
+    What an optimizer step writes: one counter bump for all the parameters,
+    instead of one per ``arr._data = value``.
+    """
+    for arr, value in zip(arrays, values):
+        _set_value(arr, value)
+    VERSION[0] += 1
 
 
 class ParamArray(NDArray):

@@ -20,6 +20,24 @@ from ._param_array import ParamArray
 __all__ = ["Parameter", "Constant", "DeferredInitializationError"]
 
 
+class _Multiplier:
+    """``Parameter.lr_mult``/``wd_mult``: setting one bumps ``optimizer.MULTS``, so
+    optimizers rebuild their per-parameter rates only after a change."""
+
+    def __init__(self, what):
+        self.__doc__ = f"Multiplier of the {what} for this parameter."
+
+    def __set_name__(self, owner, name):
+        self.key = "_" + name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else obj.__dict__[self.key]
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.key] = value
+        MULTS[0] += 1
+
+
 def _merge_shape(name, old, new):
     """Fill unknown (0) dims of ``old`` from ``new``; error if known dims disagree."""
     if old is None:
@@ -110,25 +128,8 @@ class Parameter:
     def shape(self, new):
         self._shape = _merge_shape(self.name, self._shape, new)
 
-    @property
-    def lr_mult(self):
-        """Multiplier of the learning rate for this parameter."""
-        return self._lr_mult
-
-    @lr_mult.setter
-    def lr_mult(self, value):
-        self._lr_mult = value
-        MULTS[0] += 1  # optimizers re-read the multipliers
-
-    @property
-    def wd_mult(self):
-        """Multiplier of the weight decay for this parameter."""
-        return self._wd_mult
-
-    @wd_mult.setter
-    def wd_mult(self, value):
-        self._wd_mult = value
-        MULTS[0] += 1
+    lr_mult = _Multiplier("learning rate")
+    wd_mult = _Multiplier("weight decay")
 
     @property
     def grad_req(self):

@@ -16,15 +16,11 @@ from .. import _lazy
 from .. import optimizer as opt
 from .._update import apply_update, backward_and_update
 from ..base import MXNetError
-from ..ndarray.ndarray import NDArray
-from ._param_array import VERSION
+from ._param_array import write_values
 from .parameter import Parameter
 from .parameter_dict import ParameterDict
 
 __all__ = ["Trainer"]
-
-# a parameter array's value (its slot), VERSION bumped once per step
-_write = NDArray.__dict__["_data"].__set__
 
 
 class Trainer:
@@ -150,29 +146,19 @@ class Trainer:
         return active
 
     def _pending(self):
-        """``(active, datas, call, pos)`` when every gradient waits, written, on one
-        planned backward that nothing ran or stepped yet (so none is stale); else None."""
-        active, datas, pos, call, pending = [], [], [], None, _lazy.Pending
+        """``(active, datas, call, pos)`` when every gradient is pending on one planned
+        backward that nothing ran or stepped yet (``_lazy.pending_call``), so none is
+        stale; else None."""
+        active, datas = [], []
         for i, p in enumerate(self._params):
             if p._grad_req == "null":
                 continue
             d = p._data
-            g = None if d is None else d._grad
-            src = g.__dict__.get("_gsrc") if type(g) is pending else None
-            if src is None:
-                return None
-            if call is None:
-                call = src[0]
-                if call.result is not None or call.stepped:
-                    return None
-                reqs = call.grads
-            elif src[0] is not call:
-                return None
-            if reqs[src[1]][0] != "write":
+            if d is None or type(d._grad) is not _lazy.Pending:
                 return None
             active.append(i)
             datas.append(d)
-            pos.append(src[1])
+        call, pos = _lazy.pending_call([d._grad for d in datas])
         return None if call is None else (active, datas, call, pos)
 
     def _update(self, ignore_stale_grad=False):
@@ -200,11 +186,10 @@ class Trainer:
             used = [d._grad._data for d in datas]
             new_w, new_s = apply_update(o, active, weights, used, states, self._fns)
             self._last_grad.update(zip(active, used))
-        for d, w in zip(datas, new_w):
-            _write(d, w)
+        write_values(datas, new_w)
+        for d in datas:
             if d._node is not None:
                 d._node = None
-        VERSION[0] += 1  # the parameter arrays were written (see _param_array)
         all_states.update(zip(active, new_s))
 
     def compile_step(self, net, loss_fn):
