@@ -158,7 +158,7 @@ def _structure(order, heads, index):
 
 
 def _kid_nodes(n):
-    return [c for c, _ in n.kids]
+    return [c for c, _ in n.kids] if n.kids else ()
 
 
 def _chain(n):
