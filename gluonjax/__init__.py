@@ -11,6 +11,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import _compile  # noqa: E402
+
+_compile.setup()  # jax's persistent compilation cache, the long-compile notice
+
 from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     attribute,
     autograd,

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _deferred, _plan
+from ._higher import grad_create_graph
 from ._node import FUSABLE, Kind, run_vjp, toposort
 from ._state import DEFER
 
@@ -127,11 +128,11 @@ def _node_run(order, heads, cts_in, retain_graph, variables):
             in_cts = node.bwd(tuple(outs))
         else:
             in_cts = run_vjp(node, outs)
-        if not retain_graph:
-            node.free()
         for e, ct in zip(node.inputs, in_cts):
             if ct is not None and getattr(ct, "dtype", None) != jax.dtypes.float0:
                 add(e, ct)
+        if not retain_graph:
+            node.free()
     return {k: (leaves[k], cts[k]) for k in leaves}
 
 
@@ -194,9 +195,8 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        from ._higher import grad_create_graph
-
-        out = grad_create_graph(heads, variables, head_grads, retain_graph)
+        roots, cts = _head_roots(heads, head_grads)
+        out = grad_create_graph(heads, roots, cts, variables, retain_graph)
     else:
         found = _run(heads, head_grads, retain_graph, {id(v) for v in variables}, False)
         out = []

@@ -15,15 +15,17 @@ import jax.numpy as jnp
 
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
-from ._engine import _head_roots
 from ._node import Kind, Node, needs_grad, toposort
 
 __all__ = ["grad_create_graph"]
 
 
-def grad_create_graph(heads, variables, head_grads, retain_graph):
-    """Gradients of ``heads`` w.r.t. ``variables`` that are themselves on the tape."""
-    roots, cts = _head_roots(heads, head_grads)
+def grad_create_graph(heads, roots, cts, variables, retain_graph):
+    """Gradients of ``heads`` w.r.t. ``variables`` that are themselves on the tape.
+
+    ``roots`` are the heads' nodes and ``cts`` their raw cotangents (None: ones), as
+    ``autograd._engine`` checked them.
+    """
     order = toposort(roots)[::-1] if roots else []  # inputs first
     for node in order:
         if node.replay is None:

@@ -15,6 +15,7 @@ A node's :class:`Kind` says how its backward runs; see each member.
 from __future__ import annotations
 
 import enum
+from typing import NamedTuple
 
 import jax
 
@@ -23,6 +24,8 @@ from .._graph import postorder
 __all__ = [
     "Kind",
     "Node",
+    "OpOrigin",
+    "CallOrigin",
     "DeferredCall",
     "entry",
     "needs_grad",
@@ -48,6 +51,27 @@ class Kind(enum.Enum):
 
 _VJP_KINDS = (Kind.OP, Kind.CACHED, Kind.FORCED)
 FUSABLE = frozenset((*_VJP_KINDS, Kind.DEFERRED))  # what one compiled backward can run
+
+
+class OpOrigin(NamedTuple):
+    """What an OP node was: ``op`` with ``static_key`` on ``n_args`` arguments, of which
+    those at ``positions`` (indices into the op's array list, after ``offset`` random-key
+    arguments) are the node's inputs; the others were constants."""
+
+    op: object
+    static_key: tuple
+    n_args: int
+    positions: tuple
+    offset: int
+
+
+class CallOrigin(NamedTuple):
+    """What a hybridized call's node was: the block's compiled graph (``CachedGraph``),
+    the indices of the parameters that are inputs, and which call arguments are."""
+
+    cached: object
+    param_idx: tuple
+    imask: tuple
 
 
 class DeferredCall:
@@ -106,8 +130,8 @@ class Node:
         DEFERRED: the pending output arrays, filled when the values arrive.
     claim
         The planned backward (``_plan.FusedCall``) that will produce the outputs.
-    origin
-        What ``autograd.get_symbol`` rebuilds the op from (see ``autograd._symbol``).
+    origin : OpOrigin or CallOrigin or None
+        What ``autograd.get_symbol`` rebuilds the node from.
     """
 
     __slots__ = (
@@ -125,9 +149,12 @@ class Node:
         return f"<Node {self.name} {self.kind.name}>"
 
     def free(self):
-        """Release what only a backward needs (``retain_graph=False``)."""
+        """Release what only a backward needs (``retain_graph=False``): the VJP, the
+        links to the inputs (the parameters and data they hold) and the origin. The
+        output values stay for arrays that still read them."""
         self.kind = Kind.FREED
-        self.vjp = self.apply = self.bwd = self.replay = None
+        self.vjp = self.apply = self.bwd = self.replay = self.origin = None
+        self.inputs = ()
         if self.claim is None:
             self.call = None
 

@@ -53,10 +53,10 @@ def get_symbol(x):
     for node in reversed(toposort([hn[0]])):
         ins = [of(e) for e in node.inputs]
         if node.kind is Kind.OP:
-            op, static_key, n_args, positions, offset = node.origin
+            op, static_key, n_args = node.origin.op, node.origin.static_key, node.origin.n_args
             args, it = [], iter(ins)
             # positions index the op's array list (after a random key); others are constants
-            diff = {p - offset for p in positions}
+            diff = {p - node.origin.offset for p in node.origin.positions}
             for k in range(n_args):
                 args.append(next(it) if k in diff else sym.var(f"null{next(_COUNT)}"))
             attrs = {k: v for k, v in op.attr_dict(static_key).items() if not k.startswith("_")}
@@ -80,8 +80,8 @@ def _block_graph(node, ins):
     """The symbolic graph of a hybridized block's recorded call (``node.origin``)."""
     from .. import symbol as sym
 
-    cached, idx, imask = node.origin
-    block, dparams = cached.block, [cached.params[i] for i in idx]
+    cached, imask = node.origin.cached, node.origin.imask
+    block, dparams = cached.block, [cached.params[i] for i in node.origin.param_idx]
     n_in = len(imask)
     data = [sym.var("data" if n_in == 1 else f"data{i}") for i in range(n_in)]
     try:

@@ -13,7 +13,15 @@ import numpy as np
 
 from .. import random as _random
 from .._caches import LRU
-from ..autograd._node import Kind, apply_multi, apply_single, entry, needs_grad, vjp_node
+from ..autograd._node import (
+    Kind,
+    OpOrigin,
+    apply_multi,
+    apply_single,
+    entry,
+    needs_grad,
+    vjp_node,
+)
 from ..autograd._state import _local as _st
 from ..base import MXNetError
 
@@ -115,7 +123,7 @@ def _recorded(op, static_key, args, arrays, NDArray):
         apply = apply_multi if isinstance(out, (tuple, list)) else apply_single
         avals = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs)
         node = vjp_node(Kind.OP, op.name, inputs, avals, vjp_fn, apply, replay)
-        node.origin = (op, static_key, len(args), positions, offset)
+        node.origin = OpOrigin(op, static_key, len(args), tuple(positions), offset)
         return node
 
     return ((out, aux) if op.aux else out), make_node
