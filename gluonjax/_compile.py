@@ -3,8 +3,9 @@
 * **Persistent cache.** A second run of a script starts fast: gluonjax turns on
   jax's persistent compilation cache in ``$GLUONJAX_CACHE_DIR`` (default
   ``$MXNET_HOME/jax_cache``, ``MXNET_HOME`` defaulting to ``~/.mxnet`` as in
-  MXNet; at most 2 GiB, least recently used entries go first). ``GLUONJAX_CACHE_DIR=0`` (or ``off``) leaves jax's setting alone, and a
-  cache directory the user gave jax is never replaced.
+  MXNet; at most 2 GiB, least recently used entries go first).
+  ``GLUONJAX_CACHE_DIR=0`` (or ``off``) leaves jax's setting alone, and a cache
+  directory the user gave jax is never replaced.
 * **Notice.** When one compile takes longer than ``$GLUONJAX_COMPILE_NOTICE``
   seconds (default 3; ``0`` turns it off), one line on stderr says that the wait
   is XLA compiling, and that later calls and runs reuse the result.
@@ -20,7 +21,10 @@ __all__ = ["cache_dir", "setup"]
 
 _OFF = ("", "0", "off", "false", "no", "none")
 _START = "/jax/compilation_cache/compile_requests_use_cache"
-_DONE = ("/jax/core/compile/backend_compile_duration", "/jax/compilation_cache/cache_retrieval_time_sec")
+_DONE = (
+    "/jax/core/compile/backend_compile_duration",
+    "/jax/compilation_cache/cache_retrieval_time_sec",
+)
 _local = threading.local()
 _ready = [False]
 
