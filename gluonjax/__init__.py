@@ -22,6 +22,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     gluon,  # noqa: E402
     initializer,  # noqa: E402
     io,
+    kvstore,
     lr_scheduler,  # noqa: E402
     metric,  # noqa: E402
     model,
@@ -34,6 +35,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     viz,  # noqa: E402
 )
 from . import initializer as init  # noqa: E402
+from . import kvstore as kv  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import symbol as sym  # noqa: E402
@@ -67,6 +69,8 @@ __all__ = [
     "lr_scheduler",
     "metric",
     "io",
+    "kvstore",
+    "kv",
     "executor",
     "callback",
     "model",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["ParamArray", "VERSION", "write_values"]
+__all__ = ["ParamArray", "VERSION", "write_values", "sparse_param_array_class"]
 
 # Bumped after any parameter array's value (or class, see gluonjax._lazy) is written.
 # The bump comes after the write: a reader that saw the new count sees the new value.
@@ -48,3 +48,18 @@ class ParamArray(NDArray):
         _setattr(self, name, value)
         if name == "_data" or name == "__class__":
             VERSION[0] += 1
+
+
+_SPARSE_CLASSES: dict = {}
+
+
+def sparse_param_array_class(stype):
+    """The ParamArray class of a sparse Parameter: a ParamArray with ``stype``'s storage."""
+    cls = _SPARSE_CLASSES.get(stype)
+    if cls is None:
+        from ..ndarray.sparse import CSRNDArray, RowSparseNDArray
+
+        base = {"row_sparse": RowSparseNDArray, "csr": CSRNDArray}[stype]
+        name = f"{base.__name__[:-7]}ParamArray"
+        cls = _SPARSE_CLASSES[stype] = type(name, (ParamArray, base), {"__slots__": ()})
+    return cls
