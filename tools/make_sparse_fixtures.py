@@ -4,7 +4,9 @@ Run with the reference interpreter::
 
     .venv-mxnet/bin/python tools/make_sparse_fixtures.py [--out FILE]
 
-Output (default ``tests/fixtures/sparse/cases.npz``): ``__cases__``, a JSON list of
+Output (default ``tests/fixtures/sparse/cases.npz``, and ``arrays.nd`` beside it: an
+``mx.nd.save`` file of sparse and dense arrays whose values are ``file.<name>.*`` in
+the npz): ``__cases__``, a JSON list of
 ``{"id", "kind", "args", "result"}`` records, and arrays ``<id>.in<i>`` (inputs)
 and ``<id>.<field>`` (outputs). ``result`` holds the output's ``stype``,
 ``dtype`` and ``shape``; the arrays ``<id>.dense``, ``<id>.indices``,
@@ -231,6 +233,25 @@ def _record(mx, cid, kind, args, ins):
     raise ValueError(kind)
 
 
+def _save_file(mx, path):
+    """``mx.nd.save`` of sparse and dense arrays; returns their values as ``file.<name>.*``."""
+    _, _, m, rows = _inputs()
+    nd = mx.nd
+    saved = {
+        "csr": nd.array(m).tostype("csr"),
+        "rsp": nd.array(rows).tostype("row_sparse"),
+        "csr_empty": nd.sparse.zeros("csr", (3, 4)),
+        "rsp_empty": nd.sparse.zeros("row_sparse", (2, 5)),
+        "dense": nd.array(rows),
+    }
+    nd.save(str(path), saved)
+    out = {}
+    for name, a in saved.items():
+        _, got = _result(a)
+        out.update({f"file.{name}.{k}": v for k, v in got.items()})
+    return out
+
+
 def _result(out):
     """(result record, arrays) of one output, read back in full (MXNet runs lazily)."""
     if isinstance(out, list):
@@ -264,6 +285,7 @@ def main():
         arrays.update({f"{cid}.{k}": v for k, v in got.items()})
         records.append({"id": cid, "kind": kind, "args": cargs, "result": res})
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    arrays.update(_save_file(mx, args.out.parent / "arrays.nd"))
     meta = np.frombuffer(json.dumps(records).encode(), np.uint8)
     np.savez_compressed(args.out, __cases__=meta, **arrays)
     print(f"wrote {len(records)} cases to {args.out}")

@@ -9,8 +9,6 @@ through it writes the Parameter's gradient. As in MXNet it needs a Trainer, and
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from .. import autograd
@@ -41,15 +39,9 @@ class SparseParameterMixin:
 
     _stype = "default"
     _grad_stype = "default"
-    _trainer_ref = None
+    _trainer = None  # the Trainer this Parameter was given to (MXNet holds it too)
 
     # ------------------------------------------------------------ the trainer
-    @property
-    def _trainer(self):
-        """The Trainer this Parameter was given to (weakly held), or None."""
-        ref = self._trainer_ref
-        return ref() if ref is not None else None
-
     def _set_trainer(self, trainer):
         """Link this Parameter to ``trainer`` (None unlinks); a sparse Parameter takes one."""
         current = self._trainer
@@ -60,7 +52,7 @@ class SparseParameterMixin:
                     f"already set. More than one trainers for a {self._stype} Parameter is not "
                     f"supported."
                 )
-        self._trainer_ref = weakref.ref(trainer) if trainer is not None else None
+        self._trainer = trainer
 
     # ------------------------------------------------------------ buffers
     def _array_class(self):
@@ -103,7 +95,7 @@ class SparseParameterMixin:
                 f"Cannot return a copy of Parameter {self.name} via row_sparse_data() because "
                 f"its storage type is {self._stype}. Please use data() instead."
             )
-        return self._get_row_sparse(row_id, row_id.context)
+        return self._get_row_sparse(row_id, getattr(row_id, "context", None))
 
     def list_row_sparse_data(self, row_id):
         """:meth:`row_sparse_data` on every context of this Parameter."""

@@ -23,6 +23,7 @@ from ...base import MXNetError
 from ...context import Context
 from ..ndarray import NDArray
 from . import _pattern as P
+from ._pattern import SparseStorageError
 
 __all__ = [
     "BaseSparseNDArray",
@@ -44,10 +45,6 @@ class NotSupportedForSparseNDArray(MXNetError, NotImplementedError):
             f"RowSparseNDArray) and only available in NDArray; convert with "
             f".tostype('default') first"
         )
-
-
-class SparseStorageError(MXNetError, ValueError):
-    """A storage type, shape or pattern that a sparse array cannot take."""
 
 
 def stype_of(x):
