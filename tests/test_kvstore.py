@@ -119,7 +119,7 @@ def test_set_optimizer_updates_stored_weights(tmp_path):
     fresh = mx.kv.create("local")
     fresh.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9))
     fresh.load_optimizer_states(f)
-    np.testing.assert_allclose(fresh._updater.states[0][0].asnumpy(), -0.38 * g, rtol=1e-6)
+    np.testing.assert_allclose(fresh._updater.states[0].asnumpy(), -0.38 * g, rtol=1e-6)
 
 
 def test_row_sparse_pull():

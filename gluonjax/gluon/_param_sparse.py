@@ -54,6 +54,17 @@ class SparseParameterMixin:
                 )
         self._trainer = trainer
 
+    def _reset_trainer_kvstore(self):
+        """New values make a store that updates weights stale: MXNet's Trainer drops it."""
+        t = self._trainer
+        if (
+            t is not None
+            and getattr(t, "_kv_initialized", False)
+            and getattr(t, "_update_on_kvstore", False)
+            and self not in getattr(t, "_params_to_init", ())
+        ):
+            t._reset_kvstore()
+
     # ------------------------------------------------------------ buffers
     def _array_class(self):
         from ._param_array import ParamArray, sparse_param_array_class

@@ -294,6 +294,7 @@ class Parameter(SparseParameterMixin):
         import jax.numpy as jnp
 
         self._set_array(jnp.asarray(raw, self.dtype))
+        self._reset_trainer_kvstore()
 
     def zero_grad(self):
         if self._data is not None and self._data._grad is not None:

@@ -8,6 +8,7 @@ name too. ``docs/sparse.md`` describes ``row_sparse_pull``.
 
 from __future__ import annotations
 
+from ._select import create_kvstore, create_sparse_kvstore
 from .base import KVStoreBase, KVStoreError, KVStoreUnavailableError, TestStore, create
 from .kvstore import KVStore
 
@@ -18,4 +19,6 @@ __all__ = [
     "create",
     "KVStoreError",
     "KVStoreUnavailableError",
+    "create_kvstore",
+    "create_sparse_kvstore",
 ]
