@@ -220,6 +220,26 @@ def test_dot_transpose_gives_row_sparse():
     np.testing.assert_allclose(z.asnumpy(), w.T @ M)
 
 
+def test_dot_of_a_csr_with_a_known_pattern():
+    # made from its parts, the csr's pattern is known: nd.dot runs a BCOO product
+    rng = np.random.RandomState(3)
+    a = rng.randn(6, 5).astype(np.float32) * (rng.rand(6, 5) < 0.4)
+    c = sparse.csr_matrix(_csr_parts(a), shape=a.shape)
+    w, wt = rng.randn(5, 3).astype(np.float32), rng.randn(6, 3).astype(np.float32)
+    np.testing.assert_allclose(nd.dot(c, nd.array(w)).asnumpy(), a @ w, rtol=1e-5, atol=1e-6)
+    y = sparse.dot(c, nd.array(wt), transpose_a=True)
+    assert y.stype == "row_sparse"
+    assert y.indices.asnumpy().tolist() == np.unique(np.nonzero(a)[1]).tolist()
+    np.testing.assert_allclose(y.asnumpy(), a.T @ wt, rtol=1e-5, atol=1e-6)
+    wn = nd.array(w)
+    wn.attach_grad(stype="row_sparse")
+    with autograd.record():
+        z = nd.dot(c, wn) * 2
+    z.backward()
+    assert wn.grad.stype == "row_sparse"
+    np.testing.assert_allclose(wn.grad.asnumpy(), 2 * a.T @ np.ones((6, 3)), rtol=1e-5)
+
+
 def test_autograd_through_sparse_inputs():
     x_np = M + 0.5 * (M == 0)
     for stype in ("default", "row_sparse", "csr"):

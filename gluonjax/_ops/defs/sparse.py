@@ -56,3 +56,23 @@ def sparse_retain(data, indices):
     idx = indices.reshape(-1).astype(jnp.int32)
     keep = jnp.zeros((data.shape[0],), data.dtype).at[idx].set(1, mode="drop")
     return data * keep.reshape((-1,) + (1,) * (data.ndim - 1))
+
+
+@register(
+    "_sparse_csr_dot",
+    inputs=("data", "indices", "rhs"),
+    attrs={"shape": Attr("shape"), "transpose_a": Attr("bool", False)},
+)
+def sparse_csr_dot(data, indices, rhs, *, shape, transpose_a):
+    """``dot(csr, rhs)`` of a csr matrix given as its stored ``data`` and ``(row, col)``
+    ``indices`` (``jax.experimental.sparse`` BCOO): what ``nd.dot`` runs for a CSRNDArray
+    whose pattern is known and that needs no gradient."""
+    from jax.experimental import sparse as jsparse
+
+    lhs = jsparse.BCOO(
+        (data, indices), shape=tuple(shape), indices_sorted=True, unique_indices=True
+    )
+    contract = 0 if transpose_a else 1
+    return jsparse.bcoo_dot_general(
+        lhs, rhs, dimension_numbers=(((contract,), (0,)), ((), ()))
+    ).astype(rhs.dtype)

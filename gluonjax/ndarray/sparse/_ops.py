@@ -247,13 +247,27 @@ def sparse_aware(name, dense_fn=None):
     rule = RULES[name]
     dense_fn = dense_fn or _dense(name)
     always = name in _ALWAYS
+    compute = _csr_dot if name == "dot" else None
+    sparse_cls = BaseSparseNDArray
 
     def fn(*args, **kwargs):
-        if not always and not _has_sparse(args, kwargs):
-            return dense_fn(*args, **kwargs)
+        if not always:
+            for a in args:
+                if isinstance(a, (sparse_cls, list, tuple)):
+                    break
+            else:
+                if not kwargs or not _has_sparse((), kwargs):
+                    return dense_fn(*args, **kwargs)
+            if not _has_sparse(args, kwargs):
+                return dense_fn(*args, **kwargs)
         ins, attrs = _split(op, args, kwargs)
-        found = rule(ins, {**_defaults(op), **attrs})
-        res = dense_fn(*args, **kwargs)
+        attrs = {**_defaults(op), **attrs}
+        found = rule(ins, attrs)
+        res = None
+        if compute is not None and kwargs.get("out") is None:
+            res = compute(ins, attrs)
+        if res is None:
+            res = dense_fn(*args, **kwargs)
         if found is None or kwargs.get("out") is not None or type(res) is not NDArray:
             return res
         return _attach(res, *found)
@@ -261,6 +275,48 @@ def sparse_aware(name, dense_fn=None):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = dense_fn.__doc__
     return fn
+
+
+def _csr_dot(ins, attrs):
+    """``dot(csr, dense)`` with ``jax.experimental.sparse`` when it pays: the csr's pattern
+    is known (no transfer to find it) and the csr takes no gradient; else None (dense)."""
+    lhs, rhs = ins[0], ins[1]
+    if (
+        type(lhs) is not CSRNDArray
+        or not isinstance(rhs, NDArray)
+        or rhs.ndim != 2
+        or attrs.get("transpose_b")
+        or lhs._node is not None
+        or lhs._grad_req not in (None, "null")
+        or isinstance(lhs._pattern_ref(), _Lazy)
+    ):
+        return None
+    data, indices = _bcoo_parts(lhs)
+    return _dense("_sparse_csr_dot")(
+        NDArray(data), NDArray(indices), rhs, shape=lhs.shape, transpose_a=attrs.get("transpose_a")
+    )
+
+
+def _bcoo_parts(csr):
+    """The stored values and (row, col) indices of ``csr`` on its device, cached per value."""
+    import weakref
+
+    import jax
+
+    data = csr._data
+    hit = csr.__dict__.get("_bcoo")
+    if hit is not None and hit[0]() is data:
+        return hit[1], hit[2]
+    indptr, cols = csr._pattern()
+    rows = P.csr_row_ids(indptr)
+    dev = next(iter(data.devices())) if hasattr(data, "devices") else None
+    idx = jax.device_put(np.stack([rows, cols], axis=1).astype(np.int32), dev)
+    values = jax.numpy.asarray(data)[idx[:, 0], idx[:, 1]]
+    try:
+        csr.__dict__["_bcoo"] = (weakref.ref(data), values, idx)
+    except TypeError:
+        pass
+    return values, idx
 
 
 def _defaults(op):
