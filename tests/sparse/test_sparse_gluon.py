@@ -178,3 +178,11 @@ def test_hybridized_block_takes_csr_input():
     z.backward()
     xd = x.asnumpy()
     np.testing.assert_allclose(net.w.grad().asnumpy(), 2 * xd.T @ xd)
+
+
+def test_symbol_block_refuses_a_row_sparse_parameter():
+    data = mx.sym.var("data")
+    weight = mx.sym.var("weight", stype="row_sparse")
+    out = mx.sym.broadcast_add(mx.sym.dot(data, weight), mx.sym.var("bias"))
+    with pytest.raises(AssertionError, match="row_sparse"):
+        gluon.SymbolBlock(out, data)
