@@ -17,8 +17,8 @@ from .. import _trace
 from .. import autograd as _ag
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
-from .block import to_ndarray
 from ._param_sparse import StorageTypeError
+from .block import to_ndarray
 from .hybrid import HybridBlock
 from .parameter_dict import ParameterDict
 
