@@ -118,6 +118,17 @@ def test_copies_keep_storage_and_pattern():
         a.copyto(sparse.zeros("csr", (3, 2)))
 
 
+def test_pickle_and_deepcopy_keep_the_pattern():
+    import copy
+    import pickle
+
+    a = sparse.row_sparse_array(([[0.0, 0.0], [1.0, 2.0]], [0, 2]), shape=(3, 2))
+    for b in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
+        assert b.stype == "row_sparse"
+        np.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
+        assert b.indices.asnumpy().tolist() == [0, 2]
+
+
 def test_csr_indexing():
     c = nd.array(M).tostype("csr")
     for key, rows in ((1, [1]), (-1, [3]), (slice(1, 3), [1, 2]), (slice(None, 2), [0, 1])):

@@ -163,6 +163,12 @@ class BaseSparseNDArray(NDArray):
             P.check_csr(p[0], p[1], self.shape)
 
     # ------------------------------------------------------------ copies
+    def __reduce__(self):
+        return _rebuild, (type(self), np.asarray(self._data), self._pattern())
+
+    def __deepcopy__(self, memo):
+        return self.copy()  # the jax value is immutable: the copy may share it
+
     def _like(self, data, pattern=None, cls=None):
         out = (cls or type(self))(data)
         if pattern is not None:
@@ -290,6 +296,11 @@ class BaseSparseNDArray(NDArray):
             self._data = jnp.asarray(value, self.dtype)
             return True
         return False
+
+
+def _rebuild(cls, dense, pattern):
+    """Unpickle a sparse array (its dense value and its pattern)."""
+    return cls(jnp.asarray(dense), pattern)
 
 
 class CSRNDArray(BaseSparseNDArray):
