@@ -27,6 +27,8 @@ Kinds (the test applies the same recipe to gluonjax):
 * ``dot_grad``: gradient of ``sum(nd.dot(csr, w))`` w.r.t. ``w`` (attached as ``args.w_stype``
   with gradient stype ``args.g_stype``).
 * ``embedding_grad``: ``gluon.nn.Embedding(sparse_grad=True)`` gradient for indices ``in1``.
+* ``lazy_update``: an Updater of ``args.optimizer`` applied to ``in0`` with the row_sparse
+  gradients ``in1..`` (MXNet updates only the stored rows when ``lazy_update``).
 * ``kv_compress``: pushes ``in0..`` one by one to a 'device' store with 2-bit
   compression, recording each pulled value as ``<id>.pull<k>``.
 """
@@ -161,6 +163,20 @@ def _cases():
         )
     emb_w = r.uniform(-1, 1, (10, 3)).astype(np.float32)
     add("embedding_grad", "embedding_grad", {}, emb_w, np.array([3, 4, 2, 0, 3], np.float32))
+    w0 = r.uniform(-1, 1, (5, 2)).astype(np.float32)
+    steps = []
+    for rows_present in ([0, 2], [1, 2], [4]):
+        g = np.zeros((5, 2), np.float32)
+        g[rows_present] = r.uniform(-1, 1, (len(rows_present), 2))
+        steps.append(g)
+    for name, kw in (
+        ("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01}),
+        ("sgd", {"learning_rate": 0.1, "wd": 0.01}),
+        ("sgd", {"learning_rate": 0.1, "momentum": 0.9, "lazy_update": False}),
+        ("adam", {"learning_rate": 0.1, "wd": 0.01}),
+    ):
+        cid = f"lazy_{name}_" + "_".join(f"{k}{v}" for k, v in sorted(kw.items()))
+        add(cid, "lazy_update", {"optimizer": name, "kw": kw}, w0, *steps)
     pushes = [r.uniform(-1, 1, (6,)).astype(np.float32) for _ in range(3)]
     add("kv_compress", "kv_compress", {"threshold": 0.5}, *pushes)
     return c
@@ -219,6 +235,12 @@ def _record(mx, cid, kind, args, ins):
             y = (layer(nd.array(ins[1])) * 2).sum()
         y.backward()
         return layer.weight.grad()
+    if kind == "lazy_update":
+        upd = mx.optimizer.get_updater(mx.optimizer.create(args["optimizer"], **args["kw"]))
+        w = nd.array(ins[0])
+        for g in ins[1:]:
+            upd(0, nd.array(g).tostype("row_sparse"), w)
+        return w
     if kind == "kv_compress":
         kv = mx.kv.create("device")
         kv.set_gradient_compression({"type": "2bit", "threshold": args["threshold"]})

@@ -92,6 +92,12 @@ def _run(kind, args, ins):
             y = (layer(nd.array(ins[1])) * 2).sum()
         y.backward()
         return layer.weight.grad()
+    if kind == "lazy_update":
+        upd = mx.optimizer.get_updater(mx.optimizer.create(args["optimizer"], **args["kw"]))
+        w = nd.array(ins[0])
+        for g in ins[1:]:
+            upd(0, nd.array(g).tostype("row_sparse"), w)
+        return w
     if kind == "kv_compress":
         kv = mx.kv.create("device")
         kv.set_gradient_compression({"type": "2bit", "threshold": args["threshold"]})
