@@ -71,9 +71,20 @@ def _placed(value, like):
     if value.dtype != target.dtype:
         value = value.astype(target.dtype)
     sharding = getattr(target, "sharding", None)
-    if sharding is not None and getattr(value, "sharding", None) != sharding:
-        value = jax.device_put(value, sharding)
+    if sharding is not None:
+        have = getattr(value, "sharding", None)
+        if have is not sharding and have != sharding:
+            value = jax.device_put(value, sharding)
     return value
+
+
+@jax.jit
+def _sum(*values):
+    """One compiled sum of the values of a key (one call however many were pushed)."""
+    total = values[0]
+    for v in values[1:]:
+        total = total + v
+    return total
 
 
 class KVStore(KVStoreBase):
@@ -254,13 +265,10 @@ class KVStore(KVStoreBase):
         if self._compression is not None and values[0].stype == "default":
             values = self._compressed(key, values)
         first = values[0]
-        total = first._data
-        for v in values[1:]:
-            total = total + _placed(v._data, first)
         if len(values) == 1:
             return first.copy()
-        out = first.copy()
-        out._data = total  # a sparse sum's pattern is derived from its values
+        out = first.copy()  # a sparse sum's pattern is derived from its values
+        out._data = _sum(first._data, *(_placed(v._data, first) for v in values[1:]))
         return out
 
     def _allreduce(self, key, merged):

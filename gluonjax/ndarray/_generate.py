@@ -8,13 +8,23 @@ from ._invoke import invoke
 
 _SCALARS = (int, float, str, tuple, list, bool)
 
+#: set once a sparse array exists (see ndarray.sparse): until then no call looks for one
+SPARSE_SEEN = [False]
 
-def make_function(op):
-    """``nd.<op.name>(*inputs, out=None, name=None, **attrs)`` for one registry op."""
+
+def make_function(op, sparse_call=None):
+    """``nd.<op.name>(*inputs, out=None, name=None, **attrs)`` for one registry op.
+
+    ``sparse_call``, when given, takes the call once a sparse array exists in the
+    process (it applies MXNet's storage-type rule of the op, see ``ndarray.sparse``).
+    """
     attrs = op.attrs
     has_num_args = "num_args" in attrs
+    seen = SPARSE_SEEN
 
     def fn(*args, out=None, name=None, **kwargs):
+        if sparse_call is not None and seen[0]:
+            return sparse_call(*args, out=out, name=name, **kwargs)
         if op.variadic:
             if len(args) == 1 and isinstance(args[0], (list, tuple)):
                 args = tuple(args[0])

@@ -137,10 +137,19 @@ _install_ops(globals())
 
 
 def install(namespace):
-    """Make ``nd.<op>`` sparse-aware for every op with a storage rule (called by ``nd``)."""
+    """Make ``nd.<op>`` sparse-aware for every op with a storage rule (called by ``nd``).
+
+    The generated function hands the call to the storage rule only once a sparse array
+    exists, so dense programs pay one flag test per call.
+    """
+    from .._generate import make_function
+
     for name in RULES:
         if name in namespace and name in _reg._REGISTRY:
-            namespace[name] = sparse_aware(name, namespace[name])
+            op = _reg.get(name)
+            fn = make_function(op, sparse_call=sparse_aware(name, _dense(name)))
+            fn.__name__ = fn.__qualname__ = name
+            namespace[name] = fn
     namespace["cast_storage"] = cast_storage
     _install_fluent()
 

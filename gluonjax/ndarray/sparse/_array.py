@@ -21,6 +21,7 @@ import numpy as np
 
 from ...base import MXNetError
 from ...context import Context
+from .._generate import SPARSE_SEEN as _SEEN
 from ..ndarray import NDArray
 from . import _pattern as P
 from ._pattern import SparseStorageError
@@ -98,6 +99,7 @@ class BaseSparseNDArray(NDArray):
         self._data = data
         if pattern is not None:
             self._keep(pattern)
+        _SEEN[0] = True
 
     # ------------------------------------------------------------ pattern
     @staticmethod

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._ops import registry as _reg
+from .._generate import SPARSE_SEEN as _SEEN
 from ..ndarray import NDArray
 from . import _pattern as P
 from ._array import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, SparseStorageError, _Lazy
@@ -235,6 +236,7 @@ def _has_sparse(args, kwargs):
 
 
 def _attach(out, cls, pattern):
+    _SEEN[0] = True
     out.__class__ = cls
     if pattern is not None:
         out._keep(pattern)
