@@ -135,12 +135,12 @@ def _read_array(r, idx):
     dev_id = r.unpack("<i", f"device id of array {idx}")
     if dev_type not in _DEV_TYPES or dev_id < 0:
         r.fail(f"array {idx} has an invalid context (dev_type={dev_type}, dev_id={dev_id})", ctx_at)
-    dtype = _read_flag(r, f"dtype flag of array {idx}")
+    dtype = _read_flag(r, f"array {idx}")
     if not stype:
         return _read_data(r, dtype, shape, f"data of array {idx}")
     aux_meta = []
     for i in range(1 if _STYPES[stype] == "row_sparse" else 2):
-        aux_dtype = _read_flag(r, f"aux {i} dtype flag of array {idx}")
+        aux_dtype = _read_flag(r, f"aux array {i} of array {idx}")
         if aux_dtype.kind not in "iu":
             r.fail(f"array {idx}: aux array {i} has non-integer dtype {aux_dtype.name}")
         aux_meta.append((aux_dtype, _read_shape(r, magic, idx)))
@@ -153,13 +153,13 @@ def _read_array(r, idx):
     return SparseRecord(_STYPES[stype], shape, data, aux)
 
 
-def _read_flag(r, what):
+def _read_flag(r, owner):
     at = r.pos
-    flag = r.unpack("<i", what)
+    flag = r.unpack("<i", f"dtype flag of {owner}")
     dtype = TYPE_FLAGS.get(flag)
     if dtype is None:
         r.fail(
-            f"{what} is unknown: {flag} "
+            f"{owner} has unknown dtype flag {flag} "
             f"(known: {sorted((k, v.name) for k, v in TYPE_FLAGS.items())})",
             at,
         )
