@@ -302,3 +302,22 @@ def test_clip_global_norm_scales_sparse_arrays():
     norm = mx.gluon.utils.clip_global_norm([x1, x2], 1.0)
     assert norm == 5.0 and x1.stype == "row_sparse"
     np.testing.assert_allclose(x1.asnumpy(), np.ones((3, 3)) / 5, rtol=1e-6)
+
+
+def test_storage_ops_in_the_registry():
+    """The registry ops behind the sparse API compute dense values, in nd and in sym."""
+    x = np.array([[1.0, 0.0], [0.0, 0.0], [2.0, 3.0]], np.float32)
+    assert nd.cast_storage(nd.array(x), stype="csr").stype == "csr"
+    kept = nd._sparse_retain(nd.array(x).tostype("row_sparse"), nd.array([2, 0]))
+    np.testing.assert_array_equal(kept.asnumpy(), [[1, 0], [0, 0], [2, 3]])
+    data, (rows, cols) = x[x != 0], np.nonzero(x)
+    idx = np.stack([rows, cols], 1).astype(np.int32)
+    rhs = np.arange(4, dtype=np.float32).reshape(2, 2)
+    y = nd._sparse_csr_dot(
+        nd.array(data), nd.array(idx, dtype="int32"), nd.array(rhs), shape=(3, 2)
+    )
+    np.testing.assert_allclose(y.asnumpy(), x @ rhs)
+    v = mx.sym.var("v")
+    g = mx.sym.sparse.retain(mx.sym.cast_storage(v, stype="row_sparse"), mx.sym.var("i"))
+    out = g.eval(v=nd.array(x), i=nd.array([0]))[0]
+    np.testing.assert_array_equal(out.asnumpy(), [[1, 0], [0, 0], [0, 0]])

@@ -34,7 +34,7 @@ from ._array import (
     stype_of,
 )
 from ._create import array, csr_matrix, empty, row_sparse_array, zeros
-from ._ops import RULES, _dense, cast_storage, dot, retain, sparse_aware
+from ._ops import _ALWAYS, RULES, _dense, cast_storage, dot, retain, sparse_aware
 
 __all__ = [
     "BaseSparseNDArray",
@@ -146,8 +146,11 @@ def install(namespace):
 
     for name in RULES:
         if name in namespace and name in _reg._REGISTRY:
-            op = _reg.get(name)
-            fn = make_function(op, sparse_call=sparse_aware(name, _dense(name)))
+            aware = sparse_aware(name, _dense(name))
+            if name in _ALWAYS:  # the rule decides even for dense inputs (retain refuses them)
+                namespace[name] = aware
+                continue
+            fn = make_function(_reg.get(name), sparse_call=aware)
             fn.__name__ = fn.__qualname__ = name
             namespace[name] = fn
     namespace["cast_storage"] = cast_storage
