@@ -22,6 +22,7 @@ import numpy as np
 from ...base import MXNetError
 from ...context import Context
 from .._generate import SPARSE_SEEN as _SEEN
+from .._generate import SPARSE_TYPES as _TYPES
 from ..ndarray import NDArray
 from . import _pattern as P
 from ._pattern import SparseStorageError
@@ -303,6 +304,9 @@ class BaseSparseNDArray(NDArray):
 def _rebuild(cls, dense, pattern):
     """Unpickle a sparse array (its dense value and its pattern)."""
     return cls(jnp.asarray(dense), pattern)
+
+
+_TYPES[0] = (BaseSparseNDArray,)
 
 
 class CSRNDArray(BaseSparseNDArray):
