@@ -26,6 +26,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     gluon,  # noqa: E402
     initializer,  # noqa: E402
     io,
+    kvstore,
     lr_scheduler,  # noqa: E402
     metric,  # noqa: E402
     model,
@@ -38,6 +39,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     viz,  # noqa: E402
 )
 from . import initializer as init  # noqa: E402
+from . import kvstore as kv  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import symbol as sym  # noqa: E402
@@ -72,6 +74,8 @@ __all__ = [
     "lr_scheduler",
     "metric",
     "io",
+    "kvstore",
+    "kv",
     "executor",
     "callback",
     "model",

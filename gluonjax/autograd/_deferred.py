@@ -84,6 +84,18 @@ class Pending(NDArray):
     def size(self):
         return int(np.prod(self.__dict__["_aval"].shape, dtype=np.int64))
 
+    @property
+    def stype(self):  # a pending sparse gradient keeps its storage type
+        return self.__dict__.get("_cls", NDArray)._stype
+
+    def __getattr__(self, name):
+        # what only the original class has (a sparse gradient's ``indices``): the value first
+        cls = self.__dict__.get("_cls")
+        if cls is None or name.startswith("__") or not hasattr(cls, name):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        self._data  # noqa: B018 - produces the value; the array is its own class again
+        return getattr(self, name)
+
 
 def _settle(arr):
     d = arr.__dict__

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["ParamArray", "VERSION", "LAYOUT", "write_values"]
+__all__ = ["ParamArray", "VERSION", "LAYOUT", "write_values", "sparse_param_array_class"]
 
 # Bumped after any parameter array's value (or class, see autograd._deferred) is written.
 # The bump comes after the write: a reader that saw the new count sees the new value.
@@ -67,3 +67,18 @@ def _layout(arr):
     except AttributeError:  # not set yet
         return None
     return (getattr(value, "shape", None), getattr(value, "dtype", None))
+
+
+_SPARSE_CLASSES: dict = {}
+
+
+def sparse_param_array_class(stype):
+    """The ParamArray class of a sparse Parameter: a ParamArray with ``stype``'s storage."""
+    cls = _SPARSE_CLASSES.get(stype)
+    if cls is None:
+        from ..ndarray.sparse import CSRNDArray, RowSparseNDArray
+
+        base = {"row_sparse": RowSparseNDArray, "csr": CSRNDArray}[stype]
+        name = f"{base.__name__[:-7]}ParamArray"
+        cls = _SPARSE_CLASSES[stype] = type(name, (ParamArray, base), {"__slots__": ()})
+    return cls

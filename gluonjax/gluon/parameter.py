@@ -15,7 +15,7 @@ from ..base import DeferredInitializationError, MXNetError, ShapeError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray
 from ..optimizer.optimizer import MULTS
-from ._param_array import ParamArray
+from ._param_sparse import SparseParameterMixin, check_stypes
 
 __all__ = ["Parameter", "Constant", "DeferredInitializationError"]
 
@@ -50,7 +50,7 @@ def _merge_shape(name, old, new):
     return tuple(o or n for o, n in zip(old, new))
 
 
-class Parameter:
+class Parameter(SparseParameterMixin):
     """A weight of a Block.
 
     Parameters
@@ -68,6 +68,8 @@ class Parameter:
     allow_deferred_init : bool
     differentiable : bool
         False makes grad_req 'null'.
+    stype, grad_stype : {'default', 'row_sparse', 'csr'}
+        Storage types of the data and of the gradient (see ``row_sparse_data``).
 
     Examples
     --------
@@ -92,6 +94,8 @@ class Parameter:
         stype="default",
         grad_stype="default",
     ):
+        check_stypes(name, stype, grad_stype)
+        self._stype, self._grad_stype = stype, grad_stype
         self.name = name
         self._shape = (
             None
@@ -152,8 +156,9 @@ class Parameter:
         if req == "null":
             d._grad, d._grad_req = None, "null"
         else:
-            if d._grad is None or d._grad.shape != d.shape:
-                d._grad = NDArray(np.zeros(d.shape, d.dtype))
+            g = d._grad
+            if g is None or g.shape != d.shape or g.stype != self._grad_stype:
+                d._grad = self._new_grad(d.shape, d.dtype)
                 self._grad_token = d._grad._data  # not "fresh" until a backward writes it
             d._grad_req = req
 
@@ -211,7 +216,7 @@ class Parameter:
     def _set_array(self, value):
         """Point the parameter's single ParamArray at ``value`` (creating it once)."""
         if self._data is None:
-            self._data = ParamArray(value)
+            self._data = self._array_class()(value)
             self._attach(self._grad_req)
         else:
             self._data._data = value
@@ -249,6 +254,8 @@ class Parameter:
 
     def data(self, ctx=None):
         """The parameter's NDArray (the traced value inside a hybridized forward)."""
+        if self._stype != "default":
+            self._refuse_dense_access(f"data() on ctx {ctx}")
         traced = _trace.lookup(self)
         if traced is not None:
             return traced
@@ -256,6 +263,7 @@ class Parameter:
         return self._data
 
     def list_data(self):
+        self._refuse_dense_access("list_data()")
         return [self.data()]
 
     def grad(self, ctx=None):
@@ -265,7 +273,7 @@ class Parameter:
             raise MXNetError(
                 f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'"
             )
-        return self._data._grad
+        return self._data.grad
 
     def list_grad(self):
         return [self.grad()]
@@ -286,6 +294,7 @@ class Parameter:
         import jax.numpy as jnp
 
         self._set_array(jnp.asarray(raw, self.dtype))
+        self._reset_trainer_kvstore()
 
     def zero_grad(self):
         if self._data is not None and self._data._grad is not None:
@@ -306,7 +315,7 @@ class Parameter:
         if self._data is not None:
             self._set_array(self._data._data.astype(self.dtype))
             if self._data._grad is not None:
-                self._data._grad = NDArray(np.zeros(self._data.shape, self.dtype))
+                self._data._grad = self._new_grad(self._data.shape, self.dtype)
 
     def var(self):
         """A symbol variable for this parameter (shape, dtype, multipliers attached)."""
@@ -320,6 +329,7 @@ class Parameter:
                 lr_mult=self.lr_mult,
                 wd_mult=self.wd_mult,
                 init=self.init if isinstance(self.init, str) else None,
+                stype=None if self._stype == "default" else self._stype,
             )
         return self._var
 

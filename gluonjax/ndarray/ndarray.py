@@ -18,6 +18,19 @@ from ._invoke import check_write, invoke
 
 __all__ = ["NDArray"]
 
+# MXNet's storage type ids (``mx.nd.ndarray._STORAGE_TYPE_STR_TO_ID``); see ndarray.sparse
+_STORAGE_TYPE_UNDEFINED = -1
+_STORAGE_TYPE_DEFAULT = 0
+_STORAGE_TYPE_ROW_SPARSE = 1
+_STORAGE_TYPE_CSR = 2
+_STORAGE_TYPE_STR_TO_ID = {
+    "undefined": _STORAGE_TYPE_UNDEFINED,
+    "default": _STORAGE_TYPE_DEFAULT,
+    "row_sparse": _STORAGE_TYPE_ROW_SPARSE,
+    "csr": _STORAGE_TYPE_CSR,
+}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+
 _OP = _reg.get
 
 
@@ -76,6 +89,7 @@ class NDArray:
     _grad = None
     _grad_req = None
     _node = None
+    _stype = "default"
 
     def __init__(self, data):
         self._data = data
@@ -110,7 +124,8 @@ class NDArray:
 
     @property
     def stype(self):
-        return "default"
+        """The storage type: 'default' (dense), 'row_sparse' or 'csr' (see ndarray.sparse)."""
+        return self._stype
 
     @property
     def T(self):
@@ -218,10 +233,19 @@ class NDArray:
 
     # ---------------------------------------------------------------- autograd
     def attach_grad(self, grad_req="write", stype=None):
-        """Allocate a gradient buffer; ``backward`` writes this array's gradient there."""
+        """Allocate a gradient buffer; ``backward`` writes this array's gradient there.
+
+        ``stype`` is the gradient's storage type (default: this array's, as in MXNet).
+        """
         if grad_req not in ("write", "add", "null"):
             raise MXNetError(f"grad_req must be 'write', 'add' or 'null', got {grad_req!r}")
-        self._grad = NDArray(jnp.zeros(self.shape, self.dtype))
+        stype = self.stype if stype is None else stype
+        if stype == "default":
+            self._grad = NDArray(jnp.zeros(self.shape, self.dtype))
+        else:
+            from .sparse import zeros as sparse_zeros
+
+            self._grad = sparse_zeros(stype, self.shape, self.context, self.dtype)
         self._grad_req = grad_req
         self._node = None
         self.__dict__["_fresh"] = False
@@ -338,9 +362,18 @@ class NDArray:
         return invoke(_OP("broadcast_to"), (self,), {"shape": shape})
 
     def tostype(self, stype):
-        if stype != "default":
-            raise MXNetError("gluonjax stores every array densely (stype='default')")
-        return self
+        """A copy with storage type ``stype`` ('default', 'row_sparse' or 'csr').
+
+        Examples
+        --------
+        >>> import gluonjax as mx
+        >>> x = mx.nd.array([[0, 2], [0, 0]]).tostype('csr')
+        >>> x.stype, x.data.asnumpy().tolist()
+        ('csr', [2.0])
+        """
+        from .sparse import cast_storage
+
+        return cast_storage(self, stype=stype)
 
 
 # Fluent methods: x.sum(axis=1), x.exp(), x.softmax() ... each is the registry op.
