@@ -18,13 +18,14 @@ from ..autograd._deferred import Pending, pending_call
 from ..base import MXNetError
 from ..optimizer._fused_update import apply_update, backward_and_update
 from ._param_array import write_values
+from ._trainer_store import StoreMixin, _LocalUpdater
 from .parameter import Parameter
 from .parameter_dict import ParameterDict
 
 __all__ = ["Trainer"]
 
 
-class Trainer:
+class Trainer(StoreMixin):
     """Updates parameters with an optimizer.
 
     Parameters
@@ -74,6 +75,12 @@ class Trainer:
             if id(p) not in seen:
                 seen.add(id(p))
                 self._params.append(p)
+        self._param2idx = {p.name: i for i, p in enumerate(self._params)}
+        for p in self._params:
+            p._set_trainer(self)
+        self._contains_sparse_weight = any(p._stype != "default" for p in self._params)
+        self._contains_sparse_grad = any(p._grad_stype != "default" for p in self._params)
+        self._compression_params = compression_params
         optimizer_params = dict(optimizer_params or {})
         self._scale = float(optimizer_params.get("rescale_grad", 1.0))
         param_dict = dict(enumerate(self._params))
@@ -86,10 +93,17 @@ class Trainer:
             optimizer.param_dict = param_dict
         else:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
-        self._kvstore = kvstore
         self._states = {}
         self._last_grad = {}
         self._fns = LRU(64, "Trainer updates")  # compiled updates, by plan and indices
+        self._updaters = [_LocalUpdater(self)]  # MXNet: one Updater per context
+        self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
+        self._kv_initialized = False
+        self._kvstore = None
+        self._update_on_kvstore = None
+        self._distributed = None
+        self._params_to_init = []
+        self._reset_kvstore()
 
     # ------------------------------------------------------------ properties
     @property
@@ -108,14 +122,26 @@ class Trainer:
     def step(self, batch_size, ignore_stale_grad=False):
         """One update with gradients scaled by ``1/batch_size``."""
         self._optimizer.rescale_grad = self._scale / batch_size
-        self._update(ignore_stale_grad)
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
+        if self._kvstore is None:
+            self._update(ignore_stale_grad)
+            return
+        self._allreduce_grads()
+        self._update_with_kvstore(ignore_stale_grad)
 
     def allreduce_grads(self):
-        """Sum gradients across devices (one device here: nothing to do)."""
+        """Sum gradients across devices (with a store); the update comes with ``update``."""
+        self._check_local_update("allreduce_grads()")
+        self._allreduce_grads()
 
     def update(self, batch_size, ignore_stale_grad=False):
         """The update half of ``step`` (after ``allreduce_grads``)."""
-        self.step(batch_size, ignore_stale_grad)
+        self._check_local_update("update()")
+        self._optimizer.rescale_grad = self._scale / batch_size
+        self._update(ignore_stale_grad)
 
     def _active(self, ignore_stale_grad):
         active, last = [], self._last_grad
@@ -212,6 +238,14 @@ class Trainer:
         """Save optimizer states (arrays and update counts) without pickle, atomically."""
         from ..ndarray import NDArray, save
 
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+            return
+
         o = self._optimizer
         arrays = {}
         for i, state in self._states.items():
@@ -231,6 +265,15 @@ class Trainer:
         """Load states saved by :meth:`save_states`; nothing changes if the file does not fit."""
         from ..ndarray import load
 
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
+            self._optimizer.param_dict = dict(enumerate(self._params))
+            return
         data = load(fname)
         if not isinstance(data, dict) or "__meta__" not in data:
             raise MXNetError(f"'{fname}' is not a Trainer state file (no __meta__ entry)")
@@ -252,7 +295,7 @@ class Trainer:
                     f"'{fname}' has states for parameter #{i}; this Trainer has "
                     f"{len(self._params)} parameters"
                 )
-            template = o.create_state(i, self._params[i].data()._data)
+            template = o.create_state(i, self._params[i]._data._data)
             leaves, tree = jax.tree_util.tree_flatten(template)
             got = []
             for j, t in enumerate(leaves):
