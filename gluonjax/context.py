@@ -3,6 +3,13 @@
 A :class:`Context` names a jax device. ``with mx.gpu(0):`` makes it the default
 for array creation. Asking for a GPU that is not there raises
 :class:`~gluonjax.base.ContextError` with the devices that are.
+
+``cpu(i)`` is jax's CPU device ``i`` when jax has that many
+(``XLA_FLAGS=--xla_force_host_platform_device_count=N``); otherwise it is a
+*logical* context on CPU device 0, as MXNet's tests and multi-context scripts
+use ``cpu(1)``: arrays placed on it remember it (``x.context``), operations on
+them keep it, parameters keep one copy per context and a Trainer sums their
+gradients, and every value is the one device 0 computes.
 """
 
 from __future__ import annotations
@@ -51,12 +58,12 @@ class Context:
 
     @property
     def jax_device(self):
-        """The ``jax.Device`` this context names (raises if it is absent)."""
+        """The ``jax.Device`` this context names (raises if a GPU is absent; a CPU
+        context beyond jax's CPU devices is a logical context on CPU device 0)."""
         kind = "gpu" if self.device_type == "gpu" else "cpu"
-        try:
-            devices = jax.devices(kind)
-        except RuntimeError:
-            devices = []
+        devices = _devices(kind)
+        if kind == "cpu" and self.device_id >= len(devices) and devices:
+            return devices[0]
         if self.device_id >= len(devices):
             have = ", ".join(str(d) for d in jax.devices()) or "none"
             raise ContextError(
@@ -65,6 +72,11 @@ class Context:
                 f"mx.context.num_gpus() before asking for a GPU."
             )
         return devices[self.device_id]
+
+    @property
+    def is_logical(self):
+        """True for ``cpu(i)`` beyond jax's CPU devices (a context on CPU device 0)."""
+        return self.device_type != "gpu" and self.device_id >= len(_devices("cpu"))
 
     def __enter__(self):
         _ = self.jax_device  # fail early on a missing device
@@ -93,6 +105,20 @@ class Context:
 
 def _kind(ctx):
     return "gpu" if ctx.device_type == "gpu" else "cpu"
+
+
+_DEVICES: dict = {}
+
+
+def _devices(kind):
+    got = _DEVICES.get(kind)
+    if got is None:
+        try:
+            got = tuple(jax.devices(kind))
+        except RuntimeError:
+            got = ()
+        _DEVICES[kind] = got
+    return got
 
 
 def cpu(device_id=0):
@@ -127,4 +153,4 @@ def current_context():
 def context_of(device):
     """The Context of a jax device."""
     kind = "gpu" if device.platform in ("gpu", "cuda", "rocm") else "cpu"
-    return Context(kind, device.id if kind == "gpu" else 0)
+    return Context(kind, device.id)

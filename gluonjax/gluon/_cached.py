@@ -75,6 +75,9 @@ class CachedGraph:
         self.block = block
         self.params = block._all_params()
         self.datas = [p._data for p in self.params]
+        # parameters on several contexts: the arrays of an input's context (see _param_ctx)
+        self.multi = any(p._copies for p in self.params)
+        self._ctx_datas = {}
         self.jit = jax.jit(self._pure, static_argnums=(4,))
         # blocks without random ops run a variant per mode that takes no key at all
         self.plain = _fast.plain_jits(self)
@@ -113,22 +116,38 @@ class CachedGraph:
     def __call__(self, args):
         # read flags and arrays, one compiled call, wrap the result (one NDArray input
         # outside record() takes the shorter self.fast)
+        ctx = _input_ctx(args)
+        if ctx is not None:  # a logical context (or several contexts): keep it on the outputs
+            return _tag(self._call(args, ctx), ctx)
+        return self._call(args, None)
+
+    def _call(self, args, ctx):
         st = _st
+        datas = self.datas if not self.multi else self._datas_for(ctx, args)
         if st.recording:
-            out = self._recorded(args, st.training)
+            out = self._recorded(args, st.training, datas)
             if out is not _NO_TAPE:
                 return out
         raw = [a._data if isinstance(a, NDArray) else _raw_input(a) for a in args]
-        pvals = self.fast.values()
+        pvals = self.fast.values() if datas is self.datas else [d._data for d in datas]
         if not self.uses_random:
             try:
-                return _fast.finish(self.plain[st.training](pvals, *raw), self.datas)
+                return _fast.finish(self.plain[st.training](pvals, *raw), datas)
             except _random.NeedsKey:
                 self.uses_random = True
         key, counter = _random.peek()
         out, updates = self.jit(pvals, raw, key, np.uint32(counter & 0xFFFFFFFF), st.training)
         _random.advance()
-        return _fast.finish(_fast.WithUpdates(out, updates) if updates else out, self.datas)
+        return _fast.finish(_fast.WithUpdates(out, updates) if updates else out, datas)
+
+    def _datas_for(self, ctx, args):
+        """The parameter arrays of the inputs' context (parameters on several contexts)."""
+        if ctx is None:
+            ctx = next((a.context for a in args if isinstance(a, NDArray)), None)
+        got = self._ctx_datas.get(ctx)
+        if got is None:
+            got = self._ctx_datas[ctx] = [p._array_for_input(ctx) for p in self.params]
+        return got
 
     def _param_info(self, reqs):
         """What the parameters' ``grad_req``s ``reqs`` mean for a recorded call (cached)."""
@@ -138,13 +157,12 @@ class CachedGraph:
         info = self._pinfo[reqs] = (pmask, idx, every, (None,) * len(pmask), next(_IDS))
         return info
 
-    def _recorded(self, args, training):
+    def _recorded(self, args, training, datas):
         """The forward as a tape node: deferred (``autograd._deferred``) once the
         signature ran, with deferral on; else run at once with its VJP.
 
         Returns ``_NO_TAPE`` when neither a parameter nor an input needs a gradient.
         """
-        datas = self.datas
         reqs = tuple([d._grad_req for d in datas])
         pmask, idx, every, nones, pid = self._pinfo.get(reqs) or self._param_info(reqs)
         pvals = [d._data for d in datas]
@@ -197,7 +215,7 @@ class CachedGraph:
         if self.uses_random:
             _random.advance()
         if known is None:  # the forward writes state: run it at once
-            return self._stateful_call(fkey, consts, arrays, given, inputs, idx, imask)
+            return self._stateful_call(fkey, consts, arrays, given, inputs, idx, imask, datas)
         if DEFER[0]:
             outs = _deferred.record_deferred(
                 self.block.name, inputs, known.avals, known.fn, consts, tuple(given),
@@ -219,12 +237,12 @@ class CachedGraph:
             outs[0] if known.treedef is None else jax.tree_util.tree_unflatten(known.treedef, outs)
         )
 
-    def _stateful_call(self, fkey, consts, arrays, given, inputs, idx, imask):
+    def _stateful_call(self, fkey, consts, arrays, given, inputs, idx, imask, datas):
         """A recorded call whose forward writes state (BatchNorm in training): run now."""
         vals = [a._data if v is None else v for a, v in zip(arrays, given)]
         leaves, vjp_fn, apply, treedef, updates = self._forward_vjp(fkey, consts, vals, full=True)
         for i, v in updates.items():
-            self.datas[i]._data = v
+            datas[i]._data = v
         avals = tuple(_deferred.aval(v) for v in leaves)
         fn = self.lazy_fns.get(fkey) or self._lazy_fn(fkey)
         node = vjp_node(
@@ -359,6 +377,22 @@ class _Signature:
 def _apply_leaves(vjp_fn, cts):
     """``apply`` of a signature's VJP (its outputs are a flat tuple)."""
     return vjp_fn(tuple(cts))
+
+
+def _input_ctx(args):
+    """The logical context of the first input that has one (see gluonjax.context)."""
+    for a in args:
+        ctx = getattr(a, "_ctx", None)
+        if ctx is not None:
+            return ctx
+    return None
+
+
+def _tag(out, ctx):
+    for leaf in jax.tree_util.tree_leaves(out, is_leaf=lambda v: isinstance(v, NDArray)):
+        if isinstance(leaf, NDArray):
+            leaf._ctx = ctx
+    return out
 
 
 def _raw_input(a):

@@ -129,7 +129,7 @@ class SparseParameterMixin:
                 f"created with it."
             )
         self._check()
-        full = self._data
+        full = self._data if ctx is None or not self._copies else self._array_for(ctx)
         with autograd.pause():
             out = retain(full, row_id).as_in_context(ctx)
         out._grad, out._grad_req = full._grad, full._grad_req  # backward writes ours

@@ -168,8 +168,11 @@ class Block:
         return ret
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
-        """Initialize every parameter (``Uniform()`` by default)."""
+        """Initialize every parameter (``Uniform()`` by default) on ``ctx`` (a context or a
+        list of them: one array per context)."""
         self.collect_params().initialize(init, ctx, verbose, force_reinit)
+        if force_reinit or isinstance(ctx, (list, tuple)):
+            self.apply(_drop_compiled)  # compiled calls hold the parameters' arrays
 
     def zero_grad(self):
         self.collect_params().zero_grad()
@@ -182,7 +185,9 @@ class Block:
             p.cast(dtype)
 
     def reset_ctx(self, ctx):
+        """Move every parameter to ``ctx`` (a context or a list of them)."""
         self.collect_params().reset_ctx(ctx)
+        self.apply(_drop_compiled)
 
     def apply(self, fn):
         """Call ``fn(block)`` on every descendant, then on this block."""
@@ -250,6 +255,12 @@ class Block:
         from ._summary import summary
 
         summary(self, *inputs)
+
+
+def _drop_compiled(block):
+    clear = getattr(block, "_clear_cached", None)
+    if clear is not None:
+        clear()
 
 
 def to_ndarray(x):

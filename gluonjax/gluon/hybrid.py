@@ -100,7 +100,7 @@ class HybridBlock(Block):
     # ------------------------------------------------------------ calling
     def __call__(self, x=_NO_ARG, /, *args, **kwargs):
         f = self._fast
-        if f is not None and type(x) is NDArray and not args and not kwargs:
+        if f is not None and type(x) is NDArray and not args and not kwargs and x._ctx is None:
             mode = _STATE.call_mode  # 2 while recording or tracing
             if mode != 2:  # the hybridized hot path, inline (see _fast.FastCall)
                 if f.seen != _VERSION[0]:
@@ -134,7 +134,7 @@ class HybridBlock(Block):
                     hook(self, args, out)
                 return out
             out = cached(args)
-            if self._active and f is None and not cached.uses_random:
+            if self._active and f is None and not cached.uses_random and not cached.multi:
                 self._fast = cached.fast
             return out
         if _STATE.scope is not None and self._gluon2_style():
@@ -246,7 +246,9 @@ class HybridBlock(Block):
         own = self._own()
         if any(p._data is None for p in own.values()):
             self._deferred_init([x, *args])
-        params = {k: p.data() for k, p in own.items()}
+        params = {
+            k: p._array_for_input(x.context) if p._copies else p.data() for k, p in own.items()
+        }
         return self.hybrid_forward(_nd(), x, *args, **params)
 
     def _symbol_forward(self, x, *args):

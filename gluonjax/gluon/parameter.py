@@ -7,14 +7,16 @@ hold on to it, and know from ``_param_array.VERSION`` when any value changed.
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from .._ops.registry import dtype_of
 from ..autograd import _state as _trace
 from ..base import DeferredInitializationError, MXNetError, ShapeError
-from ..context import Context, current_context
+from ..context import current_context
 from ..ndarray.ndarray import NDArray
 from ..optimizer.optimizer import MULTS
+from ._param_ctx import ContextParameterMixin, as_context_list
 from ._param_sparse import SparseParameterMixin, check_stypes
 
 __all__ = ["Parameter", "Constant", "DeferredInitializationError"]
@@ -50,7 +52,7 @@ def _merge_shape(name, old, new):
     return tuple(o or n for o, n in zip(old, new))
 
 
-class Parameter(SparseParameterMixin):
+class Parameter(SparseParameterMixin, ContextParameterMixin):
     """A weight of a Block.
 
     Parameters
@@ -115,7 +117,6 @@ class Parameter(SparseParameterMixin):
         self._grad_req = None
         self._var = None
         self._data = None
-        self._ctx = None
         self._deferred = None  # (init, ctx, default_init) while waiting for a shape
         self.grad_req = grad_req if differentiable else "null"
         self._grad_token = None  # the gradient array no backward has written (Trainer staleness)
@@ -152,14 +153,16 @@ class Parameter(SparseParameterMixin):
             self._attach(req)
 
     def _attach(self, req):
-        d = self._data
-        if req == "null":
-            d._grad, d._grad_req = None, "null"
-        else:
+        for k, d in enumerate(self._arrays()):
+            if req == "null":
+                d._grad, d._grad_req = None, "null"
+                continue
             g = d._grad
             if g is None or g.shape != d.shape or g.stype != self._grad_stype:
                 d._grad = self._new_grad(d.shape, d.dtype)
-                self._grad_token = d._grad._data  # not "fresh" until a backward writes it
+                d._grad._ctx = d._ctx
+                if k == 0:
+                    self._grad_token = d._grad._data  # not "fresh" until a backward writes it
             d._grad_req = req
 
     def _shape_known(self):
@@ -183,9 +186,7 @@ class Parameter(SparseParameterMixin):
                 stacklevel=2,
             )
             return
-        if isinstance(ctx, (list, tuple)):
-            ctx = ctx[0] if ctx else None
-        ctx = ctx if ctx is not None else current_context()
+        ctx = as_context_list(ctx)
         if default_init is None:
             default_init = _init.Uniform()
         chosen = (
@@ -207,20 +208,24 @@ class Parameter(SparseParameterMixin):
         arr = NDArray(np.zeros(self._shape, self.dtype))
         ini = _init.create(init if init is not None else default_init)
         ini._init_weight(_init.InitDesc(self.name), arr)  # MXNet: the chosen init fills it
-        if ctx is not None and Context(ctx).device_type == "gpu":
-            arr = arr.as_in_context(ctx)
-        self._ctx = ctx
+        ctxs = as_context_list(ctx)
+        if ctxs[0].device_type == "gpu":
+            arr = arr.as_in_context(ctxs[0])
+        self._ctx_list = ctxs
         self._deferred = None
         self._set_array(arr._data)
 
     def _set_array(self, value):
-        """Point the parameter's single ParamArray at ``value`` (creating it once)."""
+        """Point the parameter's arrays (one per context) at ``value`` (creating them once)."""
         if self._data is None:
             self._data = self._array_class()(value)
+            self._sync_copies()
             self._attach(self._grad_req)
         else:
             self._data._data = value
             self._data._node = None
+            if self._copies or self._ctx_list is not None:
+                self._sync_copies()
 
     def _finish_deferred_init(self, shape=None):
         """Complete deferred initialization once the shape is known."""
@@ -253,36 +258,49 @@ class Parameter(SparseParameterMixin):
         )
 
     def data(self, ctx=None):
-        """The parameter's NDArray (the traced value inside a hybridized forward)."""
+        """The parameter's NDArray on ``ctx`` (the traced value inside a hybridized forward)."""
         if self._stype != "default":
             self._refuse_dense_access(f"data() on ctx {ctx}")
         traced = _trace.lookup(self)
         if traced is not None:
             return traced
         self._check()
-        return self._data
+        return self._data if not self._copies and ctx is None else self._array_for(ctx)
 
     def list_data(self):
+        """The arrays of every context, in ``list_ctx()`` order."""
         self._refuse_dense_access("list_data()")
-        return [self.data()]
+        traced = _trace.lookup(self)
+        if traced is not None:
+            return [traced]
+        self._check()
+        return self._arrays()
 
     def grad(self, ctx=None):
-        """The gradient buffer (written by backward)."""
+        """The gradient buffer on ``ctx`` (written by backward)."""
+        self._check()
+        arr = self._data if not self._copies and ctx is None else self._array_for(ctx, "grad")
+        if arr._grad is None:
+            raise MXNetError(
+                f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'"
+            )
+        return arr.grad
+
+    def list_grad(self):
+        """The gradient buffers of every context, in ``list_ctx()`` order."""
         self._check()
         if self._data._grad is None:
             raise MXNetError(
                 f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'"
             )
-        return self._data.grad
-
-    def list_grad(self):
-        return [self.grad()]
+        return [d.grad for d in self._arrays()]
 
     def list_ctx(self):
+        """The contexts this parameter is (or will be, when deferred) initialized on."""
         if self._data is None and self._deferred is not None:
-            return [self._deferred[1]]
+            return list(as_context_list(self._deferred[1]))
         self._check()
-        return [self._ctx or current_context()]
+        return list(self._ctx_list or [current_context()])
 
     def set_data(self, data):
         """Replace the values (same shape; a deferred parameter takes data's shape)."""
@@ -297,25 +315,37 @@ class Parameter(SparseParameterMixin):
         self._reset_trainer_kvstore()
 
     def zero_grad(self):
-        if self._data is not None and self._data._grad is not None:
-            g = self._data._grad
+        if self._data is None or self._data._grad is None:
+            return
+        for k, d in enumerate(self._arrays()):
+            g = d._grad
             g._data = np.zeros(g.shape, g.dtype)
-            self._grad_token = g._data
+            if k == 0:
+                self._grad_token = g._data
 
     def reset_ctx(self, ctx):
-        if isinstance(ctx, (list, tuple)):
-            ctx = ctx[0]
-        if self._data is not None:
-            self._set_array(self._data.as_in_context(ctx)._data)
-        self._ctx = ctx
+        """Move the parameter to ``ctx`` (a context or a list: one array per context)."""
+        ctxs = as_context_list(ctx)
+        if self._data is None:
+            if self._deferred is not None:
+                init, _, default_init = self._deferred
+                self._deferred = (init, ctxs, default_init)
+            self._ctx_list = ctxs
+            return
+        self._ctx_list = ctxs
+        value = self._data._data
+        self._data._data = jax.device_put(value, ctxs[0].jax_device)
+        self._sync_copies()
+        self._attach(self._grad_req)
 
     def cast(self, dtype):
         """Change the dtype of the data (and gradient)."""
         self.dtype = dtype_of(dtype).type
         if self._data is not None:
             self._set_array(self._data._data.astype(self.dtype))
-            if self._data._grad is not None:
-                self._data._grad = self._new_grad(self._data.shape, self.dtype)
+            for d in self._arrays():
+                if d._grad is not None:
+                    d._grad = self._new_grad(d.shape, self.dtype)
 
     def var(self):
         """A symbol variable for this parameter (shape, dtype, multipliers attached)."""

@@ -94,6 +94,7 @@ class Trainer(StoreMixin):
         else:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._states = {}
+        self._ctx_states = {}  # contexts after the first, without a key-value store
         self._last_grad = {}
         self._fns = LRU(64, "Trainer updates")  # compiled updates, by plan and indices
         self._updaters = [_LocalUpdater(self)]  # MXNet: one Updater per context
@@ -199,6 +200,9 @@ class Trainer(StoreMixin):
             call, pos = pending_call([d._grad for d in datas])
         else:
             active, datas, call, pos = found
+        if self._kvstore is None and any(self._params[i]._copies for i in active):
+            self._update_each_context(active)  # no store: each context its own gradient
+            return
         all_states, states = self._states, []
         for i, d in zip(active, datas):
             s = all_states.get(i)
@@ -215,6 +219,36 @@ class Trainer(StoreMixin):
         self._last_grad.update(zip(active, used))
         write_values(datas, new_w)
         all_states.update(zip(active, new_s))
+        for i in active:  # the other contexts' copies take the same value (summed gradients)
+            if self._params[i]._copies:
+                self._params[i]._sync_copies()
+
+    def _update_each_context(self, active):
+        """MXNet without a key-value store: every context's copy is updated with its own
+        gradient and optimizer state (one Updater per context)."""
+        o = self._optimizer
+        n_ctx = max(len(self._params[i]._arrays()) for i in active)
+        for k in range(n_ctx):
+            idx = [i for i in active if k < len(self._params[i]._arrays())]
+            datas = [self._params[i]._arrays()[k] for i in idx]
+            states_k = self._states if k == 0 else self._ctx_states.setdefault(k, {})
+            states = []
+            for i, d in zip(idx, datas):
+                s = states_k.get(i)
+                if s is None:
+                    s = states_k[i] = o.create_state(i, d._data)
+                states.append(s)
+            used = [d._grad._data for d in datas]
+            if k:  # the update counts advance once per step, not once per context
+                counts = dict(o._index_update_count)
+            new_w, new_s = apply_update(o, idx, [d._data for d in datas], used, states, self._fns)
+            if k:
+                o._index_update_count.clear()
+                o._index_update_count.update(counts)
+            if k == 0:
+                self._last_grad.update(zip(idx, used))
+            write_values(datas, new_w)
+            states_k.update(zip(idx, new_s))
 
     def compile_step(self, net, loss_fn):
         """Fuse forward, backward and this trainer's update into one compiled call.

@@ -23,6 +23,15 @@ def _place(x, ctx):
     return jax.device_put(x, ctx.jax_device)
 
 
+def _new(x, ctx):
+    """An NDArray of ``x`` on ``ctx`` (a logical context is remembered, see context.py)."""
+    out = NDArray(_place(x, ctx))
+    ctx = ctx if ctx is not None else current_context()
+    if isinstance(ctx, Context) and ctx.device_id and ctx.is_logical:
+        out._ctx = ctx
+    return out
+
+
 def _dt(dtype):
     return np.float32 if dtype is None else dtype_of(dtype)
 
@@ -51,10 +60,10 @@ def array(source_array, ctx=None, dtype=None):
         return sparse_array(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
         dt = source_array.dtype if dtype is None else dtype_of(dtype)
-        return NDArray(_place(source_array._data.astype(dt), ctx))
+        return _new(source_array._data.astype(dt), ctx)
     if isinstance(source_array, jax.Array) and dtype is None:
-        return NDArray(_place(source_array, ctx))
-    return NDArray(_place(np.asarray(source_array, dtype=_dt(dtype)), ctx))
+        return _new(source_array, ctx)
+    return _new(np.asarray(source_array, dtype=_dt(dtype)), ctx)
 
 
 def _is_scipy_csr(x):
@@ -78,17 +87,17 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
         from .sparse import zeros as sparse_zeros
 
         return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype)
-    return NDArray(_place(np.zeros(_shape(shape), _dt(dtype)), ctx))
+    return _new(np.zeros(_shape(shape), _dt(dtype)), ctx)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
     """An array of ones (float32 by default)."""
-    return NDArray(_place(np.ones(_shape(shape), _dt(dtype)), ctx))
+    return _new(np.ones(_shape(shape), _dt(dtype)), ctx)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
     """An array filled with ``val``."""
-    res = NDArray(_place(np.full(_shape(shape), val, _dt(dtype)), ctx))
+    res = _new(np.full(_shape(shape), val, _dt(dtype)), ctx)
     if out is not None:
         out._data = res._data
         return out
@@ -107,16 +116,14 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dt
     vals = np.arange(start, stop, step, dtype=np.float64).astype(_dt(dtype))
     if repeat > 1:
         vals = np.repeat(vals, int(repeat))
-    return NDArray(_place(vals, ctx))
+    return _new(vals, ctx)
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
     """``num`` evenly spaced values from start to stop."""
-    return NDArray(
-        _place(np.linspace(start, stop, int(num), endpoint=endpoint).astype(_dt(dtype)), ctx)
-    )
+    return _new(np.linspace(start, stop, int(num), endpoint=endpoint).astype(_dt(dtype)), ctx)
 
 
 def eye(N, M=0, k=0, ctx=None, dtype=None):
     """A 2-D array with ones on the k-th diagonal."""
-    return NDArray(_place(np.eye(int(N), int(M) or None, int(k), dtype=_dt(dtype)), ctx))
+    return _new(np.eye(int(N), int(M) or None, int(k), dtype=_dt(dtype)), ctx)

@@ -56,7 +56,7 @@ def invoke(op, args, kwargs, out=None):
     if op.aux:
         res, new_aux = res
         _write_aux(op, static_key, args, new_aux, NDArray)
-    return _wrap(op, static_key, res, node_fn, out, NDArray)
+    return _wrap(op, static_key, res, node_fn, out, NDArray, args)
 
 
 def check_write(arr, what):
@@ -150,10 +150,16 @@ def _make_vjp_fwd(op, static_key, mask, offset):
     return jax.jit(fwd)
 
 
-def _wrap(op, static_key, res, node_fn, out, NDArray):
+def _wrap(op, static_key, res, node_fn, out, NDArray, args=()):
     multi = isinstance(res, (tuple, list))
     outs = list(res) if multi else [res]
     wrapped = [NDArray(r) for r in outs]
+    for a in args:  # results stay on an input's logical context (see gluonjax.context)
+        ctx = getattr(a, "_ctx", None)
+        if ctx is not None:
+            for w in wrapped:
+                w._ctx = ctx
+            break
     if node_fn is not None:
         node = node_fn(tuple(outs))
         for i, w in enumerate(wrapped):

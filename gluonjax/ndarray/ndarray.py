@@ -89,6 +89,7 @@ class NDArray:
     _grad = None
     _grad_req = None
     _node = None
+    _ctx = None  # a logical context (``cpu(i)`` beyond jax's devices) this array is on
     _stype = "default"
 
     def __init__(self, data):
@@ -113,6 +114,8 @@ class NDArray:
 
     @property
     def context(self):
+        if self._ctx is not None:
+            return self._ctx
         devs = getattr(self._data, "devices", None)
         if devs is None:
             from ..context import current_context
@@ -175,11 +178,20 @@ class NDArray:
         from ..context import Context
 
         if isinstance(other, Context):
-            return NDArray(jax.device_put(self._data, other.jax_device))
+            out = invoke(_OP("_copy"), (self,), {})  # recorded: gradients flow back
+            out._data = jax.device_put(out._data, other.jax_device)
+            if other.is_logical:
+                out._ctx = other
+            return out
         if other.shape != self.shape:
             raise MXNetError(f"copyto: shape {self.shape} into shape {other.shape}")
         check_write(other, "copyto")
-        other._data, other._node = self._data.astype(other.dtype), None
+        res = invoke(_OP("_copy"), (self,), {})
+        value = res._data.astype(other.dtype)
+        devs = getattr(other._data, "devices", None)
+        if devs is not None and devs() != value.devices():  # the target's device stays
+            value = jax.device_put(value, next(iter(devs())))
+        other._data, other._node = value, res._node
         return other
 
     def as_in_context(self, context):
