@@ -8,6 +8,7 @@ Layout (little-endian), as written by MXNet 1.9.1::
     array (V3, numpy shape semantics: 0-d and zero-size arrays): magic 0xF993FACA,
                 ndim is i32, otherwise as V2
     array (V1): u32 0xF993FAC8 | shape | context | type_flag | data (no stype)
+    array (V0, before MXNet 0.9): u32 ndim | ndim x u32 dim | context | type_flag | data
     names: u64 n (0 or count) | n x (u64 length | utf-8 bytes)
 
 The reader never unpickles or evaluates anything and checks every field against
@@ -24,7 +25,7 @@ import numpy as np
 
 from ..base import DTypeError, FileFormatError
 
-__all__ = ["read_arrays", "write_arrays", "LIST_MAGIC", "TYPE_FLAGS"]
+__all__ = ["read_arrays", "write_arrays", "read_one", "write_one", "LIST_MAGIC", "TYPE_FLAGS"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
@@ -93,15 +94,30 @@ def _read_shape(r, version, idx):
     return tuple(int(d) for d in dims)
 
 
-def _read_array(r, idx):
+def _read_array(r, idx, np_shape=None):
     at = r.pos
     magic = r.unpack("<I", f"magic of array {idx}")
     if magic not in (V1_MAGIC, V2_MAGIC, V3_MAGIC):
+        if 0 < magic <= MAX_NDIM:  # MXNet < 0.9: the first word is the ndim
+            return _read_v0(r, idx, magic, at)
         r.fail(
             f"array {idx} has magic 0x{magic:08X}, expected 0x{V2_MAGIC:08X} "
-            f"(files from MXNet before 1.0 are not supported)",
+            f"(not an MXNet NDArray record)",
             at,
         )
+    if np_shape is not None:
+        if magic == V3_MAGIC and not np_shape:
+            r.fail(
+                f"array {idx} was saved with NumPy shape semantics; load it inside "
+                f"`with mx.np_shape(True):` (or with mx.util.use_np_shape)",
+                at,
+            )
+        if magic != V3_MAGIC and np_shape and np_shape != 2:
+            r.fail(
+                f"array {idx} was saved without NumPy shape semantics; load it inside "
+                f"`with mx.np_shape(False):`",
+                at,
+            )
     if magic != V1_MAGIC:
         st_at = r.pos
         stype = r.unpack("<i", f"storage type of array {idx}")
@@ -114,6 +130,18 @@ def _read_array(r, idx):
         if stype != 0:
             r.fail(f"array {idx} has unknown storage type {stype}", st_at)
     shape = _read_shape(r, magic, idx)
+    return _read_body(r, idx, shape)
+
+
+def _read_v0(r, idx, ndim, at):
+    """A record of MXNet before 0.9: u32 dims, then context, type flag and data."""
+    if ndim * 4 > r.left:
+        r.fail(f"array {idx} claims ndim={ndim}, more than the {r.left} bytes left", at)
+    dims = struct.unpack(f"<{ndim}I", r.take(4 * ndim, f"shape of array {idx}"))
+    return _read_body(r, idx, tuple(int(d) for d in dims))
+
+
+def _read_body(r, idx, shape):
     ctx_at = r.pos
     dev_type = r.unpack("<i", f"device type of array {idx}")
     dev_id = r.unpack("<i", f"device id of array {idx}")
@@ -145,7 +173,7 @@ def _read_array(r, idx):
     return arr.reshape(shape)
 
 
-def read_arrays(data, source=None):
+def read_arrays(data, source=None, np_shape=None):
     """Parse MXNet NDArray-list bytes into ``(arrays, names)``.
 
     Parameters
@@ -154,6 +182,10 @@ def read_arrays(data, source=None):
         The file content.
     source : str, optional
         The file name, used in error messages.
+    np_shape : int, optional
+        The caller's NumPy-shape state (``mx.is_np_shape()``); when given, records are
+        checked as MXNet's loader does: V3 records need it on, other records need it
+        off (unless it is globally on, ``2``).
 
     Returns
     -------
@@ -176,7 +208,7 @@ def read_arrays(data, source=None):
             f"(truncated or corrupt file)",
             at,
         )
-    arrays = [_read_array(r, i) for i in range(count)]
+    arrays = [_read_array(r, i, np_shape) for i in range(count)]
     at = r.pos
     n_names = r.unpack("<Q", "name count")
     if n_names not in (0, count):
@@ -197,34 +229,28 @@ def read_arrays(data, source=None):
     return arrays, names
 
 
-def write_arrays(arrays, names=()):
+def write_arrays(arrays, names=(), np_shape=None):
     """Serialise numpy arrays (and optional names) to MXNet NDArray-list bytes.
 
     Arrays keep their dtype (float32/64/16, uint8, int8, int32, int64, bool).
-    The V2 records that MXNet loads by default are used unless some array is
-    0-d or zero-size: then every record is V3, which MXNet loads only with
-    numpy shape semantics on (``mx.npx.set_np()``); it refuses files mixing both.
+    With ``np_shape`` None the V2 records that MXNet loads by default are used
+    unless some array is 0-d or zero-size: then every record is V3, which MXNet
+    loads only with numpy shape semantics on; it refuses files mixing both. With
+    ``np_shape`` given (``nd.save`` passes ``mx.is_np_shape()``) the records are V3
+    when it is on, as MXNet writes them, and V2 otherwise unless an array is 0-d
+    (which V2 cannot hold).
     """
     names = list(names)
     arrays = [np.asarray(a) for a in arrays]
     if names and len(names) != len(arrays):
         raise FileFormatError(f"{len(names)} names for {len(arrays)} arrays")
-    v3 = any(a.ndim == 0 or a.size == 0 for a in arrays)
+    if np_shape is None:
+        v3 = any(a.ndim == 0 or a.size == 0 for a in arrays)
+    else:
+        v3 = bool(np_shape) or any(a.ndim == 0 for a in arrays)
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for i, a in enumerate(arrays):
-        flag = _FLAG_OF.get(a.dtype.newbyteorder("="))
-        if flag is None:
-            raise DTypeError(
-                f"array {i} has dtype {a.dtype}, which MXNet's format cannot store; cast to "
-                f"one of {[d.name for d in TYPE_FLAGS.values()]}"
-            )
-        if a.ndim > MAX_NDIM:
-            raise FileFormatError(f"array {i} has {a.ndim} dimensions (at most {MAX_NDIM})")
-        parts.append(struct.pack("<Ii", V3_MAGIC if v3 else V2_MAGIC, 0))
-        parts.append(struct.pack("<i" if v3 else "<I", a.ndim))
-        parts.append(struct.pack(f"<{a.ndim}q", *a.shape))
-        parts.append(struct.pack("<iii", 1, 0, flag))
-        parts.append(np.ascontiguousarray(a, a.dtype.newbyteorder("<")).tobytes())
+        parts.append(_record(a, i, v3))
     parts.append(struct.pack("<Q", len(names)))
     for n in names:
         if not isinstance(n, str):
@@ -232,3 +258,39 @@ def write_arrays(arrays, names=()):
         raw = n.encode("utf-8")
         parts.append(struct.pack("<Q", len(raw)) + raw)
     return b"".join(parts)
+
+
+def _record(a, i, v3, dev=(1, 0)):
+    """One array record: V3 (NumPy shapes) or V2."""
+    flag = _FLAG_OF.get(a.dtype.newbyteorder("="))
+    if flag is None:
+        raise DTypeError(
+            f"array {i} has dtype {a.dtype}, which MXNet's format cannot store; cast to "
+            f"one of {[d.name for d in TYPE_FLAGS.values()]}"
+        )
+    if a.ndim > MAX_NDIM:
+        raise FileFormatError(f"array {i} has {a.ndim} dimensions (at most {MAX_NDIM})")
+    return b"".join(
+        [
+            struct.pack("<Ii", V3_MAGIC if v3 else V2_MAGIC, 0),
+            struct.pack("<i" if v3 else "<I", a.ndim),
+            struct.pack(f"<{a.ndim}q", *a.shape),
+            struct.pack("<iii", dev[0], dev[1], flag),
+            np.ascontiguousarray(a, a.dtype.newbyteorder("<")).tobytes(),
+        ]
+    )
+
+
+def write_one(array, np_shape=False, dev=(1, 0)):
+    """One array record (MXNet's raw bytes of a single NDArray, as its pickling uses)."""
+    a = np.asarray(array)
+    return _record(a, 0, bool(np_shape) or a.ndim == 0, dev)
+
+
+def read_one(data, source=None):
+    """Parse a single array record (see :func:`write_one`); any device loads on the host."""
+    r = _Reader(data, source)
+    arr = _read_array(r, 0)
+    if r.left:
+        r.fail(f"{r.left} unexpected trailing bytes after the array")
+    return arr

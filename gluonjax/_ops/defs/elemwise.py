@@ -8,7 +8,7 @@ from jax.scipy import special as jsp
 
 from ..registry import Attr, register
 
-_SCALAR = {"scalar": Attr("float", 1.0, static=False)}
+_SCALAR = {"scalar": Attr("number", 1.0, static=False)}
 
 
 def _same(x, like):
@@ -18,6 +18,13 @@ def _same(x, like):
 
 def _fix(x):
     return jnp.trunc(x)
+
+
+def _divide(a, b):
+    """MXNet's ``/``: true division for floats, C division (toward zero) for integers."""
+    if jnp.issubdtype(a.dtype, jnp.integer) and jnp.issubdtype(b.dtype, jnp.integer):
+        return jax.lax.div(a, b)
+    return jnp.divide(a, b)
 
 
 UNARY = {
@@ -74,6 +81,18 @@ _UNARY_ALIASES = {
     "_copy": ("identity",),
 }
 
+def _keep_ints(fn):
+    """Rounding functions leave integer arrays unchanged (exact, as in MXNet)."""
+
+    def impl(x):
+        return x if jnp.issubdtype(x.dtype, jnp.integer) else fn(x)
+
+    return impl
+
+
+for _name in ("floor", "ceil", "round", "rint", "trunc", "fix"):
+    UNARY[_name] = _keep_ints(UNARY[_name])
+
 for _name, _fn in UNARY.items():
     register(
         _name,
@@ -87,7 +106,7 @@ BINARY = {
     "add": jnp.add,
     "sub": jnp.subtract,
     "mul": jnp.multiply,
-    "div": jnp.divide,
+    "div": _divide,
     "mod": jnp.mod,
     "power": jnp.power,
     "maximum": jnp.maximum,
@@ -166,8 +185,8 @@ SCALAR = {
     "_minus_scalar": (jnp.subtract, False),
     "_rminus_scalar": (jnp.subtract, True),
     "_mul_scalar": (jnp.multiply, False),
-    "_div_scalar": (jnp.divide, False),
-    "_rdiv_scalar": (jnp.divide, True),
+    "_div_scalar": (_divide, False),
+    "_rdiv_scalar": (_divide, True),
     "_mod_scalar": (jnp.mod, False),
     "_rmod_scalar": (jnp.mod, True),
     "_power_scalar": (jnp.power, False),

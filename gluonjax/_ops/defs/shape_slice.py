@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -190,7 +191,7 @@ _CAST_DTYPES = (
 def cast(data, *, dtype):
     """Convert to ``dtype``. Float to (u)int8 wraps around as C/MXNet does (300 -> 44);
     int64/float64 stay 32-bit while jax x64 is off."""
-    dt = dtype_of(dtype)
+    dt = jax.dtypes.canonicalize_dtype(dtype_of(dtype))
     if dt == np.bool_:
         return data != 0
     if dt.itemsize == 1 and dt.kind in "iu" and jnp.issubdtype(data.dtype, jnp.inexact):
