@@ -40,11 +40,11 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
 from . import initializer as init  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import ndarray as nd  # noqa: E402
+from . import random as rnd  # noqa: E402
 from . import symbol as sym  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from .base import MXNetError  # noqa: E402
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
-from . import random as rnd  # noqa: E402
 from .util import (  # noqa: E402
     is_np_array,
     is_np_shape,

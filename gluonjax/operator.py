@@ -121,8 +121,7 @@ class CustomOpProp:
             ["default"] * len(self.list_auxiliary_states()),
         )
 
-    def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype,
-                                    aux_stype):
+    def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype, aux_stype):
         """Dense storage for every gradient."""
         return (
             ["default"] * len(ograd_stype),
@@ -213,8 +212,10 @@ def Custom(*args, op_type=None, name=None, out=None, **kwargs):  # noqa: N802  (
         if n in named:
             inputs.append(named.pop(n))
     if named:
-        raise CustomOpError(f"Custom({op_type}): unknown input(s) {sorted(named)}; inputs are "
-                            f"{arg_names + aux_names}")
+        raise CustomOpError(
+            f"Custom({op_type}): unknown input(s) {sorted(named)}; inputs are "
+            f"{arg_names + aux_names}"
+        )
     if len(inputs) != len(arg_names) + len(aux_names):
         raise CustomOpError(
             f"Custom({op_type}): {len(inputs)} inputs given, the prop lists arguments "
@@ -222,8 +223,9 @@ def Custom(*args, op_type=None, name=None, out=None, **kwargs):  # noqa: N802  (
         )
     n_args = len(arg_names)
     out_shapes, out_types = _inference(prop, inputs, n_args)
-    op = prop.create_operator(current_context(), [x.shape for x in inputs[:n_args]],
-                              [x.dtype for x in inputs[:n_args]])
+    op = prop.create_operator(
+        current_context(), [x.shape for x in inputs[:n_args]], [x.dtype for x in inputs[:n_args]]
+    )
     fn = _CustomFunction(op, n_args, out_shapes, out_types, zeros)
     res = fn(*inputs)
     outs = res if isinstance(res, list) else [res]
@@ -265,7 +267,5 @@ class _CustomFunction(_function_base()):
         inputs = self._inputs
         data, aux = list(inputs[: self._n_args]), list(inputs[self._n_args :])
         grads = [self._zeros(x.shape, dtype=x.dtype) for x in data]
-        self._op.backward(["write"] * len(grads), list(out_grads), data, self._outputs, grads,
-                          aux)
+        self._op.backward(["write"] * len(grads), list(out_grads), data, self._outputs, grads, aux)
         return grads + [self._zeros(a.shape, dtype=a.dtype) for a in aux]
-

@@ -65,8 +65,16 @@ __all__ = [
 ]
 
 _KNOWN = {
-    "filename", "profile_all", "profile_symbolic", "profile_imperative", "profile_memory",
-    "profile_api", "continuous_dump", "dump_period", "aggregate_stats", "profile_process",
+    "filename",
+    "profile_all",
+    "profile_symbolic",
+    "profile_imperative",
+    "profile_memory",
+    "profile_api",
+    "continuous_dump",
+    "dump_period",
+    "aggregate_stats",
+    "profile_process",
     "trace_dir",
 }
 _lock = threading.Lock()
@@ -93,8 +101,9 @@ def set_config(**kwargs):
     """
     unknown = set(kwargs) - _KNOWN
     if unknown:
-        raise ProfilerError(f"profiler.set_config: unknown option(s) {sorted(unknown)}; "
-                            f"known: {sorted(_KNOWN)}")
+        raise ProfilerError(
+            f"profiler.set_config: unknown option(s) {sorted(unknown)}; known: {sorted(_KNOWN)}"
+        )
     _cfg.update(kwargs)
 
 
@@ -150,15 +159,19 @@ def dump(finished=True, profile_process="worker"):
     """
     if _st["running"]:
         if not finished:
-            raise ProfilerError("profiler.dump(finished=False): jax writes a trace only when "
-                                "it stops; call dump() or set_state('stop') first")
+            raise ProfilerError(
+                "profiler.dump(finished=False): jax writes a trace only when "
+                "it stops; call dump() or set_state('stop') first"
+            )
         set_state("stop")
     run = _st["last"]
     files = sorted(glob.glob(os.path.join(run, "*.trace.json.gz"))) if run else []
     files = files or (sorted(glob.glob(os.path.join(run, "perfetto_trace.json.gz"))) if run else [])
     if not files:
-        raise ProfilerError("profiler.dump: no trace recorded; call set_state('run') and "
-                            "set_state('stop') around the code to profile")
+        raise ProfilerError(
+            "profiler.dump: no trace recorded; call set_state('run') and "
+            "set_state('stop') around the code to profile"
+        )
     with gzip.open(files[0], "rb") as f:
         data = f.read()
     atomic_write(_cfg.get("filename", "profile.json"), data)
@@ -214,18 +227,30 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):  # noq
     for s in stats.values():
         s["avg"] = s["total"] / s["count"]
     for name, value in _st["counters"].items():
-        stats.setdefault(f"counter:{name}", {"count": 1, "total": float(value), "min": float(value),
-                                              "max": float(value), "avg": float(value)})
+        stats.setdefault(
+            f"counter:{name}",
+            {
+                "count": 1,
+                "total": float(value),
+                "min": float(value),
+                "max": float(value),
+                "avg": float(value),
+            },
+        )
     rows = sorted(stats.items(), key=lambda kv: kv[1][sort_by], reverse=not ascending)
     if reset:
         _st["last"] = None
     if format == "json":
         return json.dumps({"Time": {k: v for k, v in rows}, "Unit": {"Time": "ms"}})
-    lines = ["Profile Statistics (jax trace; times in ms)",
-             f"{'Name':<60}{'Count':>10}{'Total':>14}{'Min':>12}{'Max':>12}{'Avg':>12}"]
+    lines = [
+        "Profile Statistics (jax trace; times in ms)",
+        f"{'Name':<60}{'Count':>10}{'Total':>14}{'Min':>12}{'Max':>12}{'Avg':>12}",
+    ]
     for name, s in rows:
-        lines.append(f"{name[:59]:<60}{s['count']:>10}{s['total']:>14.4f}{s['min']:>12.4f}"
-                     f"{s['max']:>12.4f}{s['avg']:>12.4f}")
+        lines.append(
+            f"{name[:59]:<60}{s['count']:>10}{s['total']:>14.4f}{s['min']:>12.4f}"
+            f"{s['max']:>12.4f}{s['avg']:>12.4f}"
+        )
     return "\n".join(lines)
 
 

@@ -30,30 +30,30 @@ import threading
 import jax
 import numpy as np
 
-__all__ = [
-    "seed",
-    "next_key",
-    "key_and_counter",
-    "uniform",
-    "normal",
-    "randn",
-    "randint",
-    "poisson",
-    "exponential",
-    "gamma",
-    "negative_binomial",
-    "generalized_negative_binomial",
-    "multinomial",
-    "shuffle",
-]
+__all__ = ["seed", "next_key", "key_and_counter"]
+
+# the samplers of nd.random, served lazily by __getattr__ (nd.random imports this module)
+_SAMPLERS = frozenset(
+    [
+        "uniform",
+        "normal",
+        "randn",
+        "randint",
+        "poisson",
+        "exponential",
+        "gamma",
+        "negative_binomial",
+        "generalized_negative_binomial",
+        "multinomial",
+        "shuffle",
+    ]
+)
 
 _lock = threading.Lock()
 _local = threading.local()
 _state = {"key": None, "seed": 0, "counter": 0}
 # Context -> its own state after ``seed(n, ctx=c)``; contexts not listed share ``_state``
 _ctx_states: dict = {}
-
-_SAMPLERS = frozenset(__all__[3:])
 
 
 def __getattr__(name):
@@ -76,8 +76,7 @@ def _seed_int(seed_state):
         from .base import MXNetError
 
         raise MXNetError(
-            f"random.seed: seed must be an integer, got {type(seed_state).__name__} "
-            f"{seed_state!r}"
+            f"random.seed: seed must be an integer, got {type(seed_state).__name__} {seed_state!r}"
         ) from None
 
 

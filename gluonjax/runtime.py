@@ -120,5 +120,7 @@ class Features(collections.OrderedDict):
         """Whether ``feature_name`` (case-insensitive) is enabled; RuntimeError if unknown."""
         name = feature_name.upper()
         if name not in self:
-            raise RuntimeError(f"Feature '{feature_name}' is unknown, known features are: {list(self)}")
+            raise RuntimeError(
+                f"Feature '{feature_name}' is unknown, known features are: {list(self)}"
+            )
         return self[name].enabled

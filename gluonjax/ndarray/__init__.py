@@ -26,7 +26,6 @@ from .. import contrib as _contrib_mod  # noqa: E402
 from . import random  # noqa: E402
 
 contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "nd")
-from ._io import load, load_frombuffer, save  # noqa: E402
 from ._cached_op import CachedOp  # noqa: E402
 from ._extra import (  # noqa: E402
     from_dlpack,
@@ -37,6 +36,7 @@ from ._extra import (  # noqa: E402
     to_dlpack_for_read,
     to_dlpack_for_write,
 )
+from ._io import load, load_frombuffer, save  # noqa: E402
 from ._ufuncs import (  # noqa: E402
     add,
     divide,
@@ -57,7 +57,6 @@ from ._ufuncs import (  # noqa: E402
     subtract,
     true_divide,
 )
-
 
 
 def Custom(*args, **kwargs):  # noqa: N802  (MXNet's name)

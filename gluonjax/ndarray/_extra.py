@@ -138,7 +138,7 @@ def from_numpy(ndarray, zero_copy=True, array_cls=NDArray):
             "from_numpy(zero_copy=True) needs a C-contiguous array; pass "
             "np.ascontiguousarray(x) or zero_copy=False"
         )
-    arr = np.ascontiguousarray(ndarray)
+    arr = np.require(ndarray, requirements="C")
     data = jnp.asarray(arr.astype(jax.dtypes.canonicalize_dtype(arr.dtype), copy=False))
     return array_cls(data)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._ops import registry as _reg
 from .. import autograd as _ag
+from .._ops import registry as _reg
 from ..base import MXNetError
 from ._invoke import invoke
 

@@ -85,55 +85,101 @@ def _make(name, array_op, py_fn, scalar_op, rscalar_op=None, doc=""):
 
 add = _make("add", "broadcast_add", operator.add, "_plus_scalar", doc="Element-wise sum")
 subtract = _make(
-    "subtract", "broadcast_sub", operator.sub, "_minus_scalar", "_rminus_scalar",
+    "subtract",
+    "broadcast_sub",
+    operator.sub,
+    "_minus_scalar",
+    "_rminus_scalar",
     doc="Element-wise difference",
 )
-multiply = _make("multiply", "broadcast_mul", operator.mul, "_mul_scalar", doc="Element-wise product")
+multiply = _make(
+    "multiply", "broadcast_mul", operator.mul, "_mul_scalar", doc="Element-wise product"
+)
 divide = _make(
-    "divide", "broadcast_div", operator.truediv, "_div_scalar", "_rdiv_scalar",
+    "divide",
+    "broadcast_div",
+    operator.truediv,
+    "_div_scalar",
+    "_rdiv_scalar",
     doc="Element-wise quotient",
 )
 true_divide = divide
 modulo = _make(
-    "modulo", "broadcast_mod", operator.mod, "_mod_scalar", "_rmod_scalar",
+    "modulo",
+    "broadcast_mod",
+    operator.mod,
+    "_mod_scalar",
+    "_rmod_scalar",
     doc="Element-wise modulo",
 )
 power = _make(
-    "power", "broadcast_power", operator.pow, "_power_scalar", "_rpower_scalar",
+    "power",
+    "broadcast_power",
+    operator.pow,
+    "_power_scalar",
+    "_rpower_scalar",
     doc="Element-wise power",
 )
 maximum = _make("maximum", "broadcast_maximum", max, "_maximum_scalar", doc="Element-wise maximum")
 minimum = _make("minimum", "broadcast_minimum", min, "_minimum_scalar", doc="Element-wise minimum")
 equal = _make("equal", "broadcast_equal", _cmp(operator.eq), "_equal_scalar", doc="1/0: equality")
 not_equal = _make(
-    "not_equal", "broadcast_not_equal", _cmp(operator.ne), "_not_equal_scalar",
+    "not_equal",
+    "broadcast_not_equal",
+    _cmp(operator.ne),
+    "_not_equal_scalar",
     doc="1/0: inequality",
 )
 greater = _make(
-    "greater", "broadcast_greater", _cmp(operator.gt), "_greater_scalar", "_lesser_scalar",
+    "greater",
+    "broadcast_greater",
+    _cmp(operator.gt),
+    "_greater_scalar",
+    "_lesser_scalar",
     doc="1/0: lhs > rhs",
 )
 greater_equal = _make(
-    "greater_equal", "broadcast_greater_equal", _cmp(operator.ge), "_greater_equal_scalar",
-    "_lesser_equal_scalar", doc="1/0: lhs >= rhs",
+    "greater_equal",
+    "broadcast_greater_equal",
+    _cmp(operator.ge),
+    "_greater_equal_scalar",
+    "_lesser_equal_scalar",
+    doc="1/0: lhs >= rhs",
 )
 lesser = _make(
-    "lesser", "broadcast_lesser", _cmp(operator.lt), "_lesser_scalar", "_greater_scalar",
+    "lesser",
+    "broadcast_lesser",
+    _cmp(operator.lt),
+    "_lesser_scalar",
+    "_greater_scalar",
     doc="1/0: lhs < rhs",
 )
 lesser_equal = _make(
-    "lesser_equal", "broadcast_lesser_equal", _cmp(operator.le), "_lesser_equal_scalar",
-    "_greater_equal_scalar", doc="1/0: lhs <= rhs",
+    "lesser_equal",
+    "broadcast_lesser_equal",
+    _cmp(operator.le),
+    "_lesser_equal_scalar",
+    "_greater_equal_scalar",
+    doc="1/0: lhs <= rhs",
 )
 logical_and = _make(
-    "logical_and", "broadcast_logical_and", _cmp(lambda a, b: a and b), "_logical_and_scalar",
+    "logical_and",
+    "broadcast_logical_and",
+    _cmp(lambda a, b: a and b),
+    "_logical_and_scalar",
     doc="1/0: both non-zero",
 )
 logical_or = _make(
-    "logical_or", "broadcast_logical_or", _cmp(lambda a, b: a or b), "_logical_or_scalar",
+    "logical_or",
+    "broadcast_logical_or",
+    _cmp(lambda a, b: a or b),
+    "_logical_or_scalar",
     doc="1/0: either non-zero",
 )
 logical_xor = _make(
-    "logical_xor", "broadcast_logical_xor", _cmp(lambda a, b: bool(a) != bool(b)),
-    "_logical_xor_scalar", doc="1/0: exactly one non-zero",
+    "logical_xor",
+    "broadcast_logical_xor",
+    _cmp(lambda a, b: bool(a) != bool(b)),
+    "_logical_xor_scalar",
+    doc="1/0: exactly one non-zero",
 )

@@ -23,6 +23,7 @@ __all__ = ["NDArray", "TruthValueError"]
 class TruthValueError(MXNetError, ValueError):
     """``bool()`` of an NDArray with more than one element."""
 
+
 _OP = _reg.get
 
 

@@ -95,7 +95,7 @@ __all__ = [
 from .. import contrib as _contrib_mod  # noqa: E402
 
 contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "sym")
-from . import random  # noqa: E402
+from . import random  # noqa: E402,F401
 
 linalg = _contrib_mod.prefixed(
     __import__(__name__, fromlist=["x"]), "linalg", "_linalg_", "Batched linear algebra."

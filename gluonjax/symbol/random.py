@@ -148,9 +148,7 @@ def _like(dist):
         return _call(f"_random_{dist}_like", (data,), attrs, name, attr)
 
     fn.__name__ = fn.__qualname__ = f"{dist}_like"
-    fn.__doc__ = (
-        f"Symbol of {dist.replace('_', ' ')} samples with the shape and dtype of ``data``."
-    )
+    fn.__doc__ = f"Symbol of {dist.replace('_', ' ')} samples with the shape and dtype of ``data``."
     return fn
 
 

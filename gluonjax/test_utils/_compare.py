@@ -131,12 +131,8 @@ def get_tols(x, y, rtol, atol):
     unless given."""
     x = x if hasattr(x, "dtype") else np.asarray(x)
     y = y if hasattr(y, "dtype") else np.asarray(y)
-    rtol = max(
-        get_tolerance(x, rtol, default_rtols()), get_tolerance(y, rtol, default_rtols())
-    )
-    atol = max(
-        get_tolerance(x, atol, default_atols()), get_tolerance(y, atol, default_atols())
-    )
+    rtol = max(get_tolerance(x, rtol, default_rtols()), get_tolerance(y, rtol, default_rtols()))
+    atol = max(get_tolerance(x, atol, default_atols()), get_tolerance(y, atol, default_atols()))
     return rtol, atol
 
 
@@ -175,8 +171,9 @@ def same(a, b):
 def _check_shapes(a, b):
     if a.shape != b.shape:
         raise AssertionError(
-            npt.build_err_msg([a, b], err_msg=f"a.shape = {a.shape} and b.shape = {b.shape} "
-                              "are not equal")
+            npt.build_err_msg(
+                [a, b], err_msg=f"a.shape = {a.shape} and b.shape = {b.shape} are not equal"
+            )
         )
 
 
@@ -202,7 +199,13 @@ def _where(a, b, idx, names):
 
 
 def assert_almost_equal(
-    a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=False, use_broadcast=True,
+    a,
+    b,
+    rtol=None,
+    atol=None,
+    names=("a", "b"),
+    equal_nan=False,
+    use_broadcast=True,
     mismatches=(10, 10),
 ):
     """Raise AssertionError unless ``|a - b| <= atol + rtol * |b|`` everywhere.

@@ -124,8 +124,14 @@ def assign_each2(input1, input2, function):
 
 
 def rand_ndarray(
-    shape, stype="default", density=None, dtype=None, modifier_func=None,
-    shuffle_csr_indices=False, distribution=None, ctx=None,
+    shape,
+    stype="default",
+    density=None,
+    dtype=None,
+    modifier_func=None,
+    shuffle_csr_indices=False,
+    distribution=None,
+    ctx=None,
 ):
     """A random NDArray: standard normal values for ``stype='default'``, else a sparse array
     from :func:`rand_sparse_ndarray`.
@@ -142,8 +148,14 @@ def rand_ndarray(
     if stype == "default":
         return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
     arr, _ = rand_sparse_ndarray(
-        shape, stype, density=density, modifier_func=modifier_func, dtype=dtype,
-        shuffle_csr_indices=shuffle_csr_indices, distribution=distribution, ctx=ctx,
+        shape,
+        stype,
+        density=density,
+        modifier_func=modifier_func,
+        dtype=dtype,
+        shuffle_csr_indices=shuffle_csr_indices,
+        distribution=distribution,
+        ctx=ctx,
     )
     return arr
 
@@ -223,8 +235,16 @@ def _csr_powerlaw(rows, cols, density, dtype):
 
 
 def rand_sparse_ndarray(
-    shape, stype, density=None, dtype=None, distribution=None, data_init=None,
-    rsp_indices=None, modifier_func=None, shuffle_csr_indices=False, ctx=None,
+    shape,
+    stype,
+    density=None,
+    dtype=None,
+    distribution=None,
+    data_init=None,
+    rsp_indices=None,
+    modifier_func=None,
+    shuffle_csr_indices=False,
+    ctx=None,
 ):
     """A random sparse NDArray and its NumPy parts.
 
@@ -245,7 +265,9 @@ def rand_sparse_ndarray(
     distribution = distribution or "uniform"
     if stype == "row_sparse":
         if distribution != "uniform":
-            raise ValueError(f"row_sparse supports the uniform distribution only, not {distribution}")
+            raise ValueError(
+                f"row_sparse supports the uniform distribution only, not {distribution}"
+            )
         if rsp_indices is not None:
             indices = np.asarray(rsp_indices)
         else:
@@ -281,25 +303,47 @@ def rand_sparse_ndarray(
 
 
 def create_sparse_array(
-    shape, stype, data_init=None, rsp_indices=None, dtype=None, modifier_func=None,
-    density=0.5, shuffle_csr_indices=False,
+    shape,
+    stype,
+    data_init=None,
+    rsp_indices=None,
+    dtype=None,
+    modifier_func=None,
+    density=0.5,
+    shuffle_csr_indices=False,
 ):
     """A sparse NDArray of ``stype`` (see :func:`rand_sparse_ndarray`)."""
     if stype == "row_sparse":
         arr, _ = rand_sparse_ndarray(
-            shape, stype, density=density, dtype=dtype, data_init=data_init,
-            rsp_indices=rsp_indices, modifier_func=modifier_func,
+            shape,
+            stype,
+            density=density,
+            dtype=dtype,
+            data_init=data_init,
+            rsp_indices=rsp_indices,
+            modifier_func=modifier_func,
         )
     else:
         arr, _ = rand_sparse_ndarray(
-            shape, stype, density=density, dtype=dtype, data_init=data_init,
-            modifier_func=modifier_func, shuffle_csr_indices=shuffle_csr_indices,
+            shape,
+            stype,
+            density=density,
+            dtype=dtype,
+            data_init=data_init,
+            modifier_func=modifier_func,
+            shuffle_csr_indices=shuffle_csr_indices,
         )
     return arr
 
 
 def create_sparse_array_zd(
-    shape, stype, density, data_init=None, rsp_indices=None, dtype=None, modifier_func=None,
+    shape,
+    stype,
+    density,
+    data_init=None,
+    rsp_indices=None,
+    dtype=None,
+    modifier_func=None,
     shuffle_csr_indices=False,
 ):
     """Like :func:`create_sparse_array`; ``density=0`` gives an all-zero array."""
@@ -308,8 +352,14 @@ def create_sparse_array_zd(
         if rsp_indices is not None and len(rsp_indices) > shape[0]:
             raise ValueError("more row indices than rows")
     return create_sparse_array(
-        shape, stype, data_init=data_init, rsp_indices=rsp_indices, dtype=dtype,
-        modifier_func=modifier_func, density=density, shuffle_csr_indices=shuffle_csr_indices,
+        shape,
+        stype,
+        data_init=data_init,
+        rsp_indices=rsp_indices,
+        dtype=dtype,
+        modifier_func=modifier_func,
+        density=density,
+        shuffle_csr_indices=shuffle_csr_indices,
     )
 
 

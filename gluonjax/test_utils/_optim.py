@@ -25,8 +25,18 @@ def _pair(shape, stype, dtype, density=None):
     raise ValueError(f"unknown storage type {stype!r}")
 
 
-def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="default", rtol=1e-4,
-                      atol=1e-5, compare_states=True, ntensors=1):
+def compare_optimizer(
+    opt1,
+    opt2,
+    shape,
+    dtype,
+    w_stype="default",
+    g_stype="default",
+    rtol=1e-4,
+    atol=1e-5,
+    compare_states=True,
+    ntensors=1,
+):
     """Run one update of ``opt1`` and ``opt2`` on the same random weight and gradient and
     compare the states and the weights.
 

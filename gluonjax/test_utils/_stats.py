@@ -94,8 +94,9 @@ def chi_square_check(generator, buckets, probs, nsamples=1000000):
     return p, observed, expected
 
 
-def verify_generator(generator, buckets, probs, nsamples=1000000, nrepeat=5, success_rate=0.2,
-                     alpha=0.05):
+def verify_generator(
+    generator, buckets, probs, nsamples=1000000, nrepeat=5, success_rate=0.2, alpha=0.05
+):
     """Run :func:`chi_square_check` ``nrepeat`` times; fail unless at least
     ``nrepeat * success_rate`` runs have p > ``alpha``. Returns the p-values."""
     results = [

@@ -100,8 +100,9 @@ def simple_forward(sym, ctx=None, is_train=False, **inputs):
     return outs[0] if len(outs) == 1 else outs
 
 
-def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_train=True,
-                 dtype=default_dtype()):
+def numeric_grad(
+    executor, location, aux_states=None, eps=1e-4, use_forward_train=True, dtype=default_dtype()
+):
     """Central finite differences of ``sum(executor.outputs[0])`` for every float argument.
 
     Parameters
@@ -151,8 +152,17 @@ def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_trai
 
 
 def check_numeric_gradient(
-    sym, location, aux_states=None, numeric_eps=None, rtol=None, atol=None, grad_nodes=None,
-    use_forward_train=True, ctx=None, grad_stype_dict=None, dtype=default_dtype(),
+    sym,
+    location,
+    aux_states=None,
+    numeric_eps=None,
+    rtol=None,
+    atol=None,
+    grad_nodes=None,
+    use_forward_train=True,
+    ctx=None,
+    grad_stype_dict=None,
+    dtype=default_dtype(),
 ):
     """Compare ``sym``'s backward with finite differences.
 
@@ -187,7 +197,8 @@ def check_numeric_gradient(
     >>> x = mx.sym.var('x')
     >>> check_numeric_gradient(mx.sym.square(x), [np.array([[1.0, -2.0]])], rtol=1e-2, atol=1e-2)
     """
-    from .. import nd, sym as _sym
+    from .. import nd
+    from .. import sym as _sym
 
     _check_dtype(dtype, allow_asnumpy=False)
     ctx = ctx or default_context()
@@ -225,8 +236,9 @@ def check_numeric_gradient(
         raise ValueError(f"numeric_eps={eps} is too small for {np.dtype(dtype).name}")
     exe.backward()
     symbolic = exe.grad_dict
-    numeric = numeric_grad(exe, loc_np, aux_np, eps=eps, use_forward_train=use_forward_train,
-                           dtype=dtype)
+    numeric = numeric_grad(
+        exe, loc_np, aux_np, eps=eps, use_forward_train=use_forward_train, dtype=dtype
+    )
     for name in grad_nodes:
         names = (f"NUMERICAL_{name}", f"BACKWARD_{name}")
         got = symbolic[name].asnumpy()
@@ -242,7 +254,14 @@ def check_numeric_gradient(
 
 
 def check_symbolic_forward(
-    sym, location, expected, rtol=None, atol=None, aux_states=None, ctx=None, equal_nan=False,
+    sym,
+    location,
+    expected,
+    rtol=None,
+    atol=None,
+    aux_states=None,
+    ctx=None,
+    equal_nan=False,
     dtype=default_dtype(),
 ):
     """Run ``sym`` forward (predict mode) at ``location`` and compare with ``expected``.
@@ -271,14 +290,25 @@ def check_symbolic_forward(
     exe = sym.bind(ctx=ctx, args=loc, args_grad=grads, aux_states=aux)
     exe.forward(is_train=False)
     for name, want, got in zip(sym.list_outputs(), expected, exe.outputs):
-        assert_almost_equal(want, got, rtol, atol, (f"EXPECTED_{name}", f"FORWARD_{name}"),
-                            equal_nan=equal_nan)
+        assert_almost_equal(
+            want, got, rtol, atol, (f"EXPECTED_{name}", f"FORWARD_{name}"), equal_nan=equal_nan
+        )
     return exe.outputs
 
 
 def check_symbolic_backward(
-    sym, location, out_grads, expected, rtol=None, atol=None, aux_states=None,
-    grad_req="write", ctx=None, grad_stypes=None, equal_nan=False, dtype=default_dtype(),
+    sym,
+    location,
+    out_grads,
+    expected,
+    rtol=None,
+    atol=None,
+    aux_states=None,
+    grad_req="write",
+    ctx=None,
+    grad_stypes=None,
+    equal_nan=False,
+    dtype=default_dtype(),
 ):
     """Run ``sym`` forward (training) and backward with ``out_grads``; compare the
     argument gradients with ``expected`` (list in argument order, or dict by name).
@@ -333,8 +363,9 @@ def check_symbolic_backward(
         if req == "write":
             assert_almost_equal(expected[name], got, rtol, atol, names, equal_nan=equal_nan)
         elif req == "add":
-            assert_almost_equal(expected[name], got.asnumpy() - old[name], rtol, atol, names,
-                                equal_nan=equal_nan)
+            assert_almost_equal(
+                expected[name], got.asnumpy() - old[name], rtol, atol, names, equal_nan=equal_nan
+            )
         elif req == "null":
             assert_almost_equal(old[name], got, rtol, atol, names, equal_nan=equal_nan)
         else:
@@ -347,8 +378,18 @@ def _smaller_dtype(dt1, dt2):
 
 
 def check_consistency(
-    sym, ctx_list, scale=1.0, grad_req="write", arg_params=None, aux_params=None, rtol=None,
-    atol=None, raise_on_err=True, ground_truth=None, equal_nan=False, use_uniform=False,
+    sym,
+    ctx_list,
+    scale=1.0,
+    grad_req="write",
+    arg_params=None,
+    aux_params=None,
+    rtol=None,
+    atol=None,
+    raise_on_err=True,
+    ground_truth=None,
+    equal_nan=False,
+    use_uniform=False,
     rand_type=np.float64,
 ):
     """Check that ``sym`` gives the same outputs and gradients under several settings.
@@ -424,7 +465,9 @@ def check_consistency(
             least = [_smaller_dtype(o.dtype, d) for o, d in zip(exe.outputs, least)]
         heads = [o.astype(d).asnumpy() for o, d in zip(exes[0].outputs, least)]
         for exe in exes:
-            exe.backward([nd.array(h, ctx=exe._ctx, dtype=o.dtype) for h, o in zip(heads, exe.outputs)])
+            exe.backward(
+                [nd.array(h, ctx=exe._ctx, dtype=o.dtype) for h, o in zip(heads, exe.outputs)]
+            )
         for i, exe in enumerate(exes):
             if i == gt_idx:
                 continue
@@ -451,7 +494,9 @@ def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ="whole", 
         exe = sym.simple_bind(grad_req=grad_req, ctx=ctx, **kwargs)
         location = {k: np.random.normal(size=a.shape) for k, a in exe.arg_dict.items()}
     else:
-        exe = sym.simple_bind(grad_req=grad_req, ctx=ctx, **{k: v.shape for k, v in location.items()})
+        exe = sym.simple_bind(
+            grad_req=grad_req, ctx=ctx, **{k: v.shape for k, v in location.items()}
+        )
     for name, value in location.items():
         exe.arg_dict[name][:] = value.astype(exe.arg_dict[name].dtype)
     if typ not in ("whole", "forward"):
@@ -481,8 +526,9 @@ def same_symbol_structure(sym1, sym2):
     return all(a["op"] == b["op"] for a, b in zip(n1, n2))
 
 
-def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
-                                      rtol=1e-4, atol=1e-4):
+def check_gluon_hybridize_consistency(
+    net_builder, data_l, numpy_func=None, test_grad=True, rtol=1e-4, atol=1e-4
+):
     """Check a HybridBlock gives the same outputs (and input gradients) eager and hybridized.
 
     ``net_builder(prefix=...)`` builds the block; all four runs (eager/hybridized, with
@@ -501,7 +547,7 @@ def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test
 
     saved_out, saved_grads, params_init = None, None, None
     for hybridize in (False, True):
-        for use_autograd in ([False, True] if test_grad else [False]):
+        for use_autograd in [False, True] if test_grad else [False]:
             net = net_builder(prefix="net_")
             net.initialize(params_init) if params_init is not None else net.initialize()
             if hybridize:
@@ -531,5 +577,6 @@ def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test
                     for g, s in zip(grads, saved_grads):
                         assert_almost_equal(g, s, rtol=rtol, atol=atol)
     if numpy_func is not None:
-        assert_almost_equal(saved_out, numpy_func(*[x.asnumpy() for x in data_l]), rtol=rtol,
-                            atol=atol)
+        assert_almost_equal(
+            saved_out, numpy_func(*[x.asnumpy() for x in data_l]), rtol=rtol, atol=atol
+        )

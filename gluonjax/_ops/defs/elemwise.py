@@ -81,6 +81,7 @@ _UNARY_ALIASES = {
     "_copy": ("identity",),
 }
 
+
 def _keep_ints(fn):
     """Rounding functions leave integer arrays unchanged (exact, as in MXNet)."""
 

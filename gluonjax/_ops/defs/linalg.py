@@ -36,6 +36,11 @@ def _t(x):
     return jnp.swapaxes(x, -1, -2)
 
 
+def _batch_out(x):
+    """MXNet gives a reduction of one matrix the shape (1,) (no 0-d arrays in 1.x)."""
+    return x.reshape(1) if x.ndim == 0 else x
+
+
 def _rows_axis(x, axis):
     """Move the row axis ``axis`` to -2 (MXNet's ``axis`` of gemm)."""
     ax = axis % x.ndim
@@ -53,12 +58,20 @@ def _matmul(a, b):
     return jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST)
 
 
-_MM = {"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False),
-       "alpha": Attr("float", 1.0, static=False), "axis": Attr("int", -2)}
+_MM = {
+    "transpose_a": Attr("bool", False),
+    "transpose_b": Attr("bool", False),
+    "alpha": Attr("float", 1.0, static=False),
+    "axis": Attr("int", -2),
+}
 
 
-@register("_linalg_gemm", inputs=("A", "B", "C"), attrs=dict(_MM, beta=Attr("float", 1.0,
-          static=False)), aliases=("linalg_gemm",))
+@register(
+    "_linalg_gemm",
+    inputs=("A", "B", "C"),
+    attrs=dict(_MM, beta=Attr("float", 1.0, static=False)),
+    aliases=("linalg_gemm",),
+)
 def gemm(A, B, C, *, transpose_a, transpose_b, alpha, axis, beta):
     """``alpha * op(A) @ op(B) + beta * C`` (``op`` transposes when asked)."""
     nd = A.ndim
@@ -79,8 +92,9 @@ def gemm2(A, B, *, transpose_a, transpose_b, alpha, axis):
     return _restore_axis((alpha * _matmul(a, b)).astype(A.dtype), axis, nd)
 
 
-@register("_linalg_potrf", attrs={"lower": Attr("bool", True)}, inputs=("A",),
-          aliases=("linalg_potrf",))
+@register(
+    "_linalg_potrf", attrs={"lower": Attr("bool", True)}, inputs=("A",), aliases=("linalg_potrf",)
+)
 def potrf(A, *, lower):
     """Cholesky factor of symmetric positive definite ``A``: lower ``L`` with
     ``A = L L^T`` (``lower=False``: upper ``U`` with ``A = U^T U``)."""
@@ -88,8 +102,9 @@ def potrf(A, *, lower):
     return L if lower else _t(L)
 
 
-@register("_linalg_potri", attrs={"lower": Attr("bool", True)}, inputs=("A",),
-          aliases=("linalg_potri",))
+@register(
+    "_linalg_potri", attrs={"lower": Attr("bool", True)}, inputs=("A",), aliases=("linalg_potri",)
+)
 def potri(A, *, lower):
     """``(L L^T)^{-1}`` from a Cholesky factor ``L`` (``lower=False``: ``(U^T U)^{-1}``)."""
     F = jnp.tril(_mat(A, square=True)) if lower else jnp.triu(A)
@@ -98,8 +113,12 @@ def potri(A, *, lower):
     return _matmul(_t(inv), inv) if lower else _matmul(inv, _t(inv))
 
 
-_TRI = {"transpose": Attr("bool", False), "rightside": Attr("bool", False),
-        "lower": Attr("bool", True), "alpha": Attr("float", 1.0, static=False)}
+_TRI = {
+    "transpose": Attr("bool", False),
+    "rightside": Attr("bool", False),
+    "lower": Attr("bool", True),
+    "alpha": Attr("float", 1.0, static=False),
+}
 
 
 def _tri(A, lower):
@@ -132,18 +151,27 @@ def trsm(A, B, *, transpose, rightside, lower, alpha):
 @register("_linalg_sumlogdiag", inputs=("A",), aliases=("linalg_sumlogdiag",))
 def sumlogdiag(A):
     """``sum(log(diag(A)))`` of each square matrix."""
-    return jnp.sum(jnp.log(jnp.diagonal(_mat(A, square=True), axis1=-2, axis2=-1)), axis=-1)
+    d = jnp.diagonal(_mat(A, square=True), axis1=-2, axis2=-1)
+    return _batch_out(jnp.sum(jnp.log(d), axis=-1))
 
 
-@register("_linalg_extractdiag", inputs=("A",), attrs={"offset": Attr("int", 0)},
-          aliases=("linalg_extractdiag",))
+@register(
+    "_linalg_extractdiag",
+    inputs=("A",),
+    attrs={"offset": Attr("int", 0)},
+    aliases=("linalg_extractdiag",),
+)
 def extractdiag(A, *, offset):
     """The ``offset`` diagonal of each square matrix (positive: above the main one)."""
     return jnp.diagonal(_mat(A, square=True), offset=offset, axis1=-2, axis2=-1)
 
 
-@register("_linalg_makediag", inputs=("A",), attrs={"offset": Attr("int", 0)},
-          aliases=("linalg_makediag",))
+@register(
+    "_linalg_makediag",
+    inputs=("A",),
+    attrs={"offset": Attr("int", 0)},
+    aliases=("linalg_makediag",),
+)
 def makediag(A, *, offset):
     """Square matrices with the vectors on the trailing axis as their ``offset`` diagonal."""
     n = A.shape[-1] + abs(offset)
@@ -198,8 +226,12 @@ def maketrian(A, *, offset, lower):
     return out.at[..., rows, cols].set(A)
 
 
-@register("_linalg_syrk", inputs=("A",), attrs={"transpose": Attr("bool", False),
-          "alpha": Attr("float", 1.0, static=False)}, aliases=("linalg_syrk",))
+@register(
+    "_linalg_syrk",
+    inputs=("A",),
+    attrs={"transpose": Attr("bool", False), "alpha": Attr("float", 1.0, static=False)},
+    aliases=("linalg_syrk",),
+)
 def syrk(A, *, transpose, alpha):
     """``alpha * A @ A^T`` (``transpose``: ``alpha * A^T @ A``)."""
     a = _mat(A)
@@ -207,8 +239,13 @@ def syrk(A, *, transpose, alpha):
     return (alpha * out).astype(A.dtype)
 
 
-@register("_linalg_gelqf", inputs=("A",), num_outputs=2, output_names=("Q", "L"),
-          aliases=("linalg_gelqf",))
+@register(
+    "_linalg_gelqf",
+    inputs=("A",),
+    num_outputs=2,
+    output_names=("Q", "L"),
+    aliases=("linalg_gelqf",),
+)
 def gelqf(A):
     """LQ factorization ``A = L Q`` of ``(x, y)`` matrices with ``x <= y``: ``Q`` has
     orthonormal rows, ``L`` is lower triangular (LAPACK's sign convention). Outputs
@@ -220,13 +257,17 @@ def gelqf(A):
     return _t(q), _t(r)
 
 
-@register("_linalg_syevd", inputs=("A",), num_outputs=2, output_names=("U", "L"),
-          aliases=("linalg_syevd",))
+@register("_linalg_syevd", inputs=("A",), num_outputs=2, output_names=("U", "L"))
 def syevd(A):
     """Eigendecomposition of symmetric ``A`` (lower triangle read): rows of ``U`` are the
     eigenvectors (``U A = diag(L) U``), ``L`` ascending; each row's entry of largest
-    magnitude (first one on ties) is positive."""
-    w, v = jnp.linalg.eigh(_mat(A, square=True), UPLO="L", symmetrize_input=False)
+    magnitude (first one on ties) is positive. The gradient is symmetric, as MXNet's."""
+    a = _mat(A, square=True)
+    low = jnp.tril(a)
+    value = low + _t(jnp.tril(a, -1))  # the symmetric matrix of the lower triangle
+    sym = (a + _t(a)) / 2  # gradients flow as through the symmetric part
+    a = jax.lax.stop_gradient(value) + sym - jax.lax.stop_gradient(sym)
+    w, v = jnp.linalg.eigh(a, symmetrize_input=False)
     u = _t(v)
     k = jnp.argmax(jnp.abs(u), axis=-1)
     lead = jnp.take_along_axis(u, k[..., None], axis=-1)
@@ -242,12 +283,17 @@ def inverse(A):
 @register("_linalg_det", inputs=("A",), aliases=("linalg_det",))
 def det(A):
     """The determinant of each square matrix."""
-    return jnp.linalg.det(_mat(A, square=True))
+    return _batch_out(jnp.linalg.det(_mat(A, square=True)))
 
 
-@register("_linalg_slogdet", inputs=("A",), num_outputs=2, output_names=("sign", "logabsdet"),
-          aliases=("linalg_slogdet",))
+@register(
+    "_linalg_slogdet",
+    inputs=("A",),
+    num_outputs=2,
+    output_names=("sign", "logabsdet"),
+    aliases=("linalg_slogdet",),
+)
 def slogdet(A):
     """``sign(det(A))`` and ``log(|det(A)|)`` of each square matrix."""
     sign, logabs = jnp.linalg.slogdet(_mat(A, square=True))
-    return sign.astype(A.dtype), logabs.astype(A.dtype)
+    return _batch_out(sign.astype(A.dtype)), _batch_out(logabs.astype(A.dtype))

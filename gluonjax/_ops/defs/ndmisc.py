@@ -49,8 +49,9 @@ def onehot_encode(lhs, rhs):
     MXNet's legacy form of ``one_hot``: ``rhs`` only gives the shape and dtype.
     """
     if rhs.ndim != 2 or lhs.shape != rhs.shape[:1]:
-        raise ValueError(f"_onehot_encode needs indices (n,) and out (n, depth), got "
-                         f"{lhs.shape} and {rhs.shape}")
+        raise ValueError(
+            f"_onehot_encode needs indices (n,) and out (n, depth), got {lhs.shape} and {rhs.shape}"
+        )
     return jax.nn.one_hot(_int(lhs), rhs.shape[1], dtype=rhs.dtype)
 
 
@@ -138,11 +139,10 @@ def reset_arrays(*arrays, num_arrays):
     variadic=True,
     attrs={"num_arrays": Attr("int")},
     count=lambda a: a["num_arrays"],
-    num_outputs=lambda a: a["num_arrays"],
 )
 def multi_sum_sq(*arrays, num_arrays):
-    """The sum of squares of each input array (one float32 scalar of shape (1,) each)."""
-    return tuple(jnp.sum(jnp.square(a.astype(jnp.float32))).reshape(1) for a in arrays)
+    """The sum of squares of each input array: one float32 array of ``num_arrays`` entries."""
+    return jnp.stack([jnp.sum(jnp.square(a.astype(jnp.float32))) for a in arrays])
 
 
 @register("all_finite", attrs={"init_output": Attr("bool", True)})

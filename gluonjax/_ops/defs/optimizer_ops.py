@@ -81,8 +81,9 @@ def sgd_update(weight, grad, *, lr, wd, rescale_grad, clip_gradient, lazy_update
     dict(lr=_f(), momentum=_f(0.0), **_COMMON, lazy_update=Attr("bool", True)),
     aux=("mom",),
 )
-def sgd_mom_update(weight, grad, mom, *, lr, momentum, wd, rescale_grad, clip_gradient,
-                   lazy_update):
+def sgd_mom_update(
+    weight, grad, mom, *, lr, momentum, wd, rescale_grad, clip_gradient, lazy_update
+):
     """``mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad)``;
     ``weight += mom`` (``mom`` is updated in place)."""
     lr, m, wd, rg, cg = _dt(weight, lr, momentum, wd, rescale_grad, clip_gradient)
@@ -113,8 +114,9 @@ def mp_sgd_update(weight, grad, weight32, *, lr, wd, rescale_grad, clip_gradient
     dict(lr=_f(), momentum=_f(0.0), **_COMMON, lazy_update=Attr("bool", True)),
     aux=("mom", "weight32"),
 )
-def mp_sgd_mom_update(weight, grad, mom, weight32, *, lr, momentum, wd, rescale_grad,
-                      clip_gradient, lazy_update):
+def mp_sgd_mom_update(
+    weight, grad, mom, weight32, *, lr, momentum, wd, rescale_grad, clip_gradient, lazy_update
+):
     """``sgd_mom_update`` on the float32 master copy and float32 momentum."""
     (g,) = _f32(grad)
     w32, mom = _mom_step(weight32, g, mom, lr, wd, momentum, rescale_grad, clip_gradient)
@@ -137,8 +139,9 @@ def nag_mom_update(weight, grad, mom, *, lr, momentum, wd, rescale_grad, clip_gr
 
 
 @_op("mp_nag_mom_update", ("weight", "grad", "mom", "weight32"), _NAG, aux=("mom", "weight32"))
-def mp_nag_mom_update(weight, grad, mom, weight32, *, lr, momentum, wd, rescale_grad,
-                      clip_gradient):
+def mp_nag_mom_update(
+    weight, grad, mom, weight32, *, lr, momentum, wd, rescale_grad, clip_gradient
+):
     """``nag_mom_update`` on the float32 master copy; as MXNet's kernel, the momentum's
     weight-decay term uses the updated master weight."""
     (g,) = _f32(grad)
@@ -153,12 +156,31 @@ def mp_nag_mom_update(weight, grad, mom, weight32, *, lr, momentum, wd, rescale_
 @_op(
     "adam_update",
     ("weight", "grad", "mean", "var"),
-    dict(lr=_f(), beta1=_f(0.9), beta2=_f(0.999), epsilon=_f(1e-8), **_COMMON,
-         lazy_update=Attr("bool", True)),
+    dict(
+        lr=_f(),
+        beta1=_f(0.9),
+        beta2=_f(0.999),
+        epsilon=_f(1e-8),
+        **_COMMON,
+        lazy_update=Attr("bool", True),
+    ),
     aux=("mean", "var"),
 )
-def adam_update(weight, grad, mean, var, *, lr, beta1, beta2, epsilon, wd, rescale_grad,
-                clip_gradient, lazy_update):
+def adam_update(
+    weight,
+    grad,
+    mean,
+    var,
+    *,
+    lr,
+    beta1,
+    beta2,
+    epsilon,
+    wd,
+    rescale_grad,
+    clip_gradient,
+    lazy_update,
+):
     """``g = clip(rescale_grad*grad + wd*weight)``; ``mean, var`` moving averages of
     ``g, g**2``; ``weight -= lr*mean/(sqrt(var) + epsilon)`` (no bias correction: the
     optimizer folds it into ``lr``)."""
@@ -179,14 +201,27 @@ def _adamw(w32, g, mean, var, rescale, lr, eta, beta1, beta2, eps, wd, clip):
     return new, mean, var
 
 
-_ADAMW = dict(lr=_f(), beta1=_f(0.9), beta2=_f(0.999), epsilon=_f(1e-8), wd=_f(0.0), eta=_f(),
-              clip_gradient=_f(-1.0))
+_ADAMW = dict(
+    lr=_f(),
+    beta1=_f(0.9),
+    beta2=_f(0.999),
+    epsilon=_f(1e-8),
+    wd=_f(0.0),
+    eta=_f(),
+    clip_gradient=_f(-1.0),
+)
 
 
-@_op("_adamw_update", ("weight", "grad", "mean", "var", "rescale_grad"), _ADAMW,
-     aux=("mean", "var"), aliases=("_contrib_adamw_update",))
-def adamw_update(weight, grad, mean, var, rescale_grad, *, lr, beta1, beta2, epsilon, wd, eta,
-                 clip_gradient):
+@_op(
+    "_adamw_update",
+    ("weight", "grad", "mean", "var", "rescale_grad"),
+    _ADAMW,
+    aux=("mean", "var"),
+    aliases=("_contrib_adamw_update",),
+)
+def adamw_update(
+    weight, grad, mean, var, rescale_grad, *, lr, beta1, beta2, epsilon, wd, eta, clip_gradient
+):
     """AdamW (decoupled weight decay): ``weight -= eta*(lr*mean/(sqrt(var)+eps) + wd*weight)``.
     ``rescale_grad`` is an array; when it is not finite the step is skipped (AMP)."""
     rg = rescale_grad.reshape(()).astype(weight.dtype)
@@ -196,24 +231,51 @@ def adamw_update(weight, grad, mean, var, rescale_grad, *, lr, beta1, beta2, eps
     return jnp.where(ok, new, weight), (jnp.where(ok, m, mean), jnp.where(ok, v, var))
 
 
-@_op("_mp_adamw_update", ("weight", "grad", "mean", "var", "weight32", "rescale_grad"), _ADAMW,
-     aux=("mean", "var", "weight32"), aliases=("_contrib_mp_adamw_update",))
-def mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, *, lr, beta1, beta2,
-                    epsilon, wd, eta, clip_gradient):
+@_op(
+    "_mp_adamw_update",
+    ("weight", "grad", "mean", "var", "weight32", "rescale_grad"),
+    _ADAMW,
+    aux=("mean", "var", "weight32"),
+    aliases=("_contrib_mp_adamw_update",),
+)
+def mp_adamw_update(
+    weight,
+    grad,
+    mean,
+    var,
+    weight32,
+    rescale_grad,
+    *,
+    lr,
+    beta1,
+    beta2,
+    epsilon,
+    wd,
+    eta,
+    clip_gradient,
+):
     """``_adamw_update`` on the float32 master copy."""
     rg = rescale_grad.reshape(()).astype(jnp.float32)
     (g,) = _f32(grad)
-    new, m, v = _adamw(weight32, g, mean, var, rg, lr, eta, beta1, beta2, epsilon, wd,
-                       clip_gradient)
+    new, m, v = _adamw(
+        weight32, g, mean, var, rg, lr, eta, beta1, beta2, epsilon, wd, clip_gradient
+    )
     ok = jnp.isfinite(rg)
     w32 = jnp.where(ok, new, weight32)
     return w32.astype(weight.dtype), (jnp.where(ok, m, mean), jnp.where(ok, v, var), w32)
 
 
 # ----------------------------------------------------------------------------- LAMB
-_LAMB1 = dict(beta1=_f(0.9), beta2=_f(0.999), epsilon=_f(1e-6), t=Attr("int", REQUIRED,
-              static=False), bias_correction=Attr("bool", True), wd=_f(), rescale_grad=_f(1.0),
-              clip_gradient=_f(-1.0))
+_LAMB1 = dict(
+    beta1=_f(0.9),
+    beta2=_f(0.999),
+    epsilon=_f(1e-6),
+    t=Attr("int", REQUIRED, static=False),
+    bias_correction=Attr("bool", True),
+    wd=_f(),
+    rescale_grad=_f(1.0),
+    clip_gradient=_f(-1.0),
+)
 _LAMB2 = dict(lr=_f(), lower_bound=_f(-1.0), upper_bound=_f(-1.0))
 
 
@@ -240,12 +302,26 @@ def _lamb2(w, g, r1, r2, lr, lower, upper):
 
 
 @_op("lamb_update_phase1", ("weight", "grad", "mean", "var"), _LAMB1, aux=("mean", "var"))
-def lamb_update_phase1(weight, grad, mean, var, *, beta1, beta2, epsilon, t, bias_correction, wd,
-                       rescale_grad, clip_gradient):
+def lamb_update_phase1(
+    weight,
+    grad,
+    mean,
+    var,
+    *,
+    beta1,
+    beta2,
+    epsilon,
+    t,
+    bias_correction,
+    wd,
+    rescale_grad,
+    clip_gradient,
+):
     """LAMB's direction ``g = mean_hat/(sqrt(var_hat)+eps) + wd*weight`` (moments updated in
     place); phase 2 scales it by the trust ratio ``||weight|| / ||g||``."""
-    b1, b2, eps, t, wd, rg, cg = _dt(weight, beta1, beta2, epsilon, t, wd, rescale_grad,
-                                     clip_gradient)
+    b1, b2, eps, t, wd, rg, cg = _dt(
+        weight, beta1, beta2, epsilon, t, wd, rescale_grad, clip_gradient
+    )
     g, m, v = _lamb1(weight, grad, mean, var, b1, b2, eps, t, bias_correction, wd, rg, cg)
     return g, (m, v)
 
@@ -257,21 +333,53 @@ def lamb_update_phase2(weight, g, r1, r2, *, lr, lower_bound, upper_bound):
     return _lamb2(weight, g, r1, r2, *_dt(weight, lr, lower_bound, upper_bound))
 
 
-@_op("mp_lamb_update_phase1", ("weight", "grad", "mean", "var", "weight32"), _LAMB1,
-     aux=("mean", "var"))
-def mp_lamb_update_phase1(weight, grad, mean, var, weight32, *, beta1, beta2, epsilon, t,
-                          bias_correction, wd, rescale_grad, clip_gradient):
+@_op(
+    "mp_lamb_update_phase1",
+    ("weight", "grad", "mean", "var", "weight32"),
+    _LAMB1,
+    aux=("mean", "var"),
+)
+def mp_lamb_update_phase1(
+    weight,
+    grad,
+    mean,
+    var,
+    weight32,
+    *,
+    beta1,
+    beta2,
+    epsilon,
+    t,
+    bias_correction,
+    wd,
+    rescale_grad,
+    clip_gradient,
+):
     """``lamb_update_phase1`` in float32 on the master copy (output float32)."""
     (g,) = _f32(grad)
-    out, m, v = _lamb1(weight32, g, mean, var, beta1, beta2, epsilon, t, bias_correction, wd,
-                       rescale_grad, clip_gradient)
+    out, m, v = _lamb1(
+        weight32,
+        g,
+        mean,
+        var,
+        beta1,
+        beta2,
+        epsilon,
+        t,
+        bias_correction,
+        wd,
+        rescale_grad,
+        clip_gradient,
+    )
     return out, (m, v)
 
 
-@_op("mp_lamb_update_phase2", ("weight", "g", "r1", "r2", "weight32"), _LAMB2,
-     aux=("weight32",))
+@_op("mp_lamb_update_phase2", ("weight", "g", "r1", "r2", "weight32"), _LAMB2, aux=("weight32",))
 def mp_lamb_update_phase2(weight, g, r1, r2, weight32, *, lr, lower_bound, upper_bound):
-    """``lamb_update_phase2`` on the float32 master copy; the output is its cast."""
+    """``lamb_update_phase2`` on the float32 master copy; the output is its cast.
+
+    The master copy is updated too (MXNet 1.9.1 declares it mutable but its kernel leaves
+    it unchanged, so its optimizer restarts every step from the first weights)."""
     w32 = _lamb2(weight32, g, r1, r2, lr, lower_bound, upper_bound)
     return w32.astype(weight.dtype), (w32,)
 
@@ -281,25 +389,46 @@ _RMS = dict(lr=_f(), gamma1=_f(0.95), epsilon=_f(1e-8), **_COMMON, clip_weights=
 
 
 @_op("rmsprop_update", ("weight", "grad", "n"), _RMS, aux=("n",))
-def rmsprop_update(weight, grad, n, *, lr, gamma1, epsilon, wd, rescale_grad, clip_gradient,
-                   clip_weights):
+def rmsprop_update(
+    weight, grad, n, *, lr, gamma1, epsilon, wd, rescale_grad, clip_gradient, clip_weights
+):
     """``g = clip(rescale_grad*grad + wd*weight)``; ``n = (1-gamma1)*g**2 + gamma1*n``;
     ``weight -= lr*g/sqrt(n + epsilon)``, clipped to ``clip_weights`` when >= 0."""
-    lr, g1, eps, wd, rg, cg, cw = _dt(weight, lr, gamma1, epsilon, wd, rescale_grad,
-                                      clip_gradient, clip_weights)
+    lr, g1, eps, wd, rg, cg, cw = _dt(
+        weight, lr, gamma1, epsilon, wd, rescale_grad, clip_gradient, clip_weights
+    )
     g = _clip(rg * grad + wd * weight, cg)
     n = (1 - g1) * (g * g) + g1 * n
     return _clip(weight - lr * (g / jnp.sqrt(n + eps)), cw), (n,)
 
 
-@_op("rmspropalex_update", ("weight", "grad", "n", "g", "delta"),
-     dict(_RMS, gamma2=_f(0.9)), aux=("n", "g", "delta"))
-def rmspropalex_update(weight, grad, n, g, delta, *, lr, gamma1, epsilon, wd, rescale_grad,
-                       clip_gradient, clip_weights, gamma2):
+@_op(
+    "rmspropalex_update",
+    ("weight", "grad", "n", "g", "delta"),
+    dict(_RMS, gamma2=_f(0.9)),
+    aux=("n", "g", "delta"),
+)
+def rmspropalex_update(
+    weight,
+    grad,
+    n,
+    g,
+    delta,
+    *,
+    lr,
+    gamma1,
+    epsilon,
+    wd,
+    rescale_grad,
+    clip_gradient,
+    clip_weights,
+    gamma2,
+):
     """Graves' RMSProp: moving averages ``n`` of g**2 and ``g`` of g;
     ``delta = gamma2*delta - lr*g/sqrt(n - g**2 + epsilon)``; ``weight += delta``."""
-    lr, g1, g2, eps, wd, rg, cg, cw = _dt(weight, lr, gamma1, gamma2, epsilon, wd, rescale_grad,
-                                          clip_gradient, clip_weights)
+    lr, g1, g2, eps, wd, rg, cg, cw = _dt(
+        weight, lr, gamma1, gamma2, epsilon, wd, rescale_grad, clip_gradient, clip_weights
+    )
     gr = _clip(rg * grad + wd * weight, cg)
     n = (1 - g1) * gr * gr + g1 * n
     g = (1 - g1) * gr + g1 * g
@@ -307,8 +436,12 @@ def rmspropalex_update(weight, grad, n, g, delta, *, lr, gamma1, epsilon, wd, re
     return _clip(weight + delta, cw), (n, g, delta)
 
 
-@_op("ftrl_update", ("weight", "grad", "z", "n"),
-     dict(lr=_f(), lamda1=_f(0.01), beta=_f(1.0), **_COMMON), aux=("z", "n"))
+@_op(
+    "ftrl_update",
+    ("weight", "grad", "z", "n"),
+    dict(lr=_f(), lamda1=_f(0.01), beta=_f(1.0), **_COMMON),
+    aux=("z", "n"),
+)
 def ftrl_update(weight, grad, z, n, *, lr, lamda1, beta, wd, rescale_grad, clip_gradient):
     """FTRL-proximal: ``z += g - (sqrt(n + g**2) - sqrt(n))*weight/lr``; ``n += g**2``;
     ``weight = (sign(z)*lamda1 - z)/((beta + sqrt(n))/lr + wd)`` where ``|z| > lamda1``,
@@ -321,16 +454,29 @@ def ftrl_update(weight, grad, z, n, *, lr, lamda1, beta, wd, rescale_grad, clip_
     return w.astype(weight.dtype), (z, n)
 
 
-@_op("ftml_update", ("weight", "grad", "d", "v", "z"),
-     dict(lr=_f(), beta1=_f(0.6), beta2=_f(0.999), epsilon=_f(1e-8),
-          t=Attr("int", REQUIRED, static=False), wd=_f(0.0), rescale_grad=_f(1.0),
-          clip_grad=_f(-1.0)), aux=("d", "v", "z"))
-def ftml_update(weight, grad, d, v, z, *, lr, beta1, beta2, epsilon, t, wd, rescale_grad,
-                clip_grad):
+@_op(
+    "ftml_update",
+    ("weight", "grad", "d", "v", "z"),
+    dict(
+        lr=_f(),
+        beta1=_f(0.6),
+        beta2=_f(0.999),
+        epsilon=_f(1e-8),
+        t=Attr("int", REQUIRED, static=False),
+        wd=_f(0.0),
+        rescale_grad=_f(1.0),
+        clip_grad=_f(-1.0),
+    ),
+    aux=("d", "v", "z"),
+)
+def ftml_update(
+    weight, grad, d, v, z, *, lr, beta1, beta2, epsilon, t, wd, rescale_grad, clip_grad
+):
     """FTML (Zheng & Kwok 2017) with ``g = clip(rescale_grad*grad + wd*weight, clip_grad)``
     at step ``t``."""
-    lr, b1, b2, eps, t, wd, rg, cg = _dt(weight, lr, beta1, beta2, epsilon, t, wd, rescale_grad,
-                                         clip_grad)
+    lr, b1, b2, eps, t, wd, rg, cg = _dt(
+        weight, lr, beta1, beta2, epsilon, t, wd, rescale_grad, clip_grad
+    )
     g = _clip(rg * grad + wd * weight, cg)
     v = b2 * v + (1 - b2) * g * g
     d_t = (1 - b1**t) / lr * (jnp.sqrt(v / (1 - b2**t)) + eps)
@@ -345,8 +491,12 @@ def signsgd_update(weight, grad, *, lr, wd, rescale_grad, clip_gradient):
     return (1 - lr * wd) * weight - lr * jnp.sign(grad)
 
 
-@_op("signum_update", ("weight", "grad", "mom"),
-     dict(lr=_f(), momentum=_f(0.0), **_COMMON, wd_lh=_f(0.0)), aux=("mom",))
+@_op(
+    "signum_update",
+    ("weight", "grad", "mom"),
+    dict(lr=_f(), momentum=_f(0.0), **_COMMON, wd_lh=_f(0.0)),
+    aux=("mom",),
+)
 def signum_update(weight, grad, mom, *, lr, momentum, wd, rescale_grad, clip_gradient, wd_lh):
     """``mom = momentum*mom - (1-momentum)*(wd*weight + clip(rescale_grad*grad))``;
     ``weight = (1 - lr*wd_lh)*weight + lr*sign(mom)``."""
@@ -425,14 +575,19 @@ for _name, _stride, _mom, _mp in (
             _MDOC.format(
                 mom=" with momentum" if _mom else "",
                 layout=_layout,
-                pre=", then the arrays ``lrs`` and ``wds``" if _pre else " (``lrs``, ``wds``: tuples)",
+                pre=", then the arrays ``lrs`` and ``wds``"
+                if _pre
+                else " (``lrs``, ``wds``: tuples)",
                 mp="; float32 master weights" if _mp else "",
             ),
         )
 
 
-@_op("multi_lars", ("lrs", "weights_sum_sq", "grads_sum_sq", "wds"),
-     dict(eta=_f(), eps=_f(), rescale_grad=_f(1.0)))
+@_op(
+    "multi_lars",
+    ("lrs", "weights_sum_sq", "grads_sum_sq", "wds"),
+    dict(eta=_f(), eps=_f(), rescale_grad=_f(1.0)),
+)
 def multi_lars(lrs, weights_sum_sq, grads_sum_sq, wds, *, eta, eps, rescale_grad):
     """LARS learning rates: ``lr * eta * ||w|| / (||g||*rescale_grad + wd*||w|| + eps)`` where
     both norms are positive, else ``lr`` (float32 arrays of one entry per weight)."""
