@@ -2,7 +2,8 @@
 
 The fixtures in ``tests/fixtures/ops`` and ``tests/fixtures/ops_nd`` were written by
 ``tools/make_op_fixtures.py`` (``--set ops`` / ``--set ops_nd``) running under MXNet
-1.9.1: for each case, the inputs, the attributes (some in MXNet's string forms), the outputs, the head gradients, the input gradients and
+1.9.1: for each case, the inputs, the attributes (some in MXNet's string forms), the
+outputs, the head gradients, the input gradients and
 (BatchNorm) the auxiliary states after the call. Each test replays the case with
 ``gluonjax`` (``mx.nd.<op>`` under ``mx.autograd.record``) and compares. These
 tests only read the committed fixtures; only ``test_fixtures_regenerate`` needs
