@@ -136,13 +136,14 @@ class NDArray:
         return np.array(self._data)
 
     def asscalar(self):
-        """The value of a one-element array as a Python scalar."""
+        """The value of a one-element array as a NumPy scalar of its dtype (as MXNet)."""
         if self.size != 1:
             raise MXNetError(f"asscalar() needs an array of size 1, got shape {self.shape}")
-        return self.asnumpy().reshape(()).item()
+        return self.asnumpy().reshape(-1)[0]
 
     def item(self):
-        return self.asscalar()
+        """The value of a one-element array as a Python scalar."""
+        return self.asscalar().item()
 
     def __array__(self, dtype=None, copy=None):
         a = np.asarray(self._data)
@@ -468,12 +469,12 @@ FLUENT = (
 def _fluent(name):
     op = _OP(name)
 
-    def method(self, *args, **kwargs):
+    def method(self, *args, out=None, **kwargs):
         if args:
             kwargs = dict(kwargs)
             args = _reg.split_positional_attrs(op, (self, *args), kwargs)
-            return invoke(op, args, kwargs)
-        return invoke(op, (self,), kwargs)
+            return invoke(op, args, kwargs, out)
+        return invoke(op, (self,), kwargs, out)
 
     method.__name__ = name
     method.__doc__ = f"Fluent form of ``nd.{name}(self, ...)``."

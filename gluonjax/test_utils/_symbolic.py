@@ -2,11 +2,16 @@
 consistency across contexts/dtypes, and hybridized vs eager blocks.
 
 These run through the public Symbol API (``bind``, ``simple_bind``, the Executor),
-so they test a symbol the way an MXNet user runs it.
+so they test a symbol the way an MXNet user runs it. A check asked to run in float64
+(``dtype=np.float64``) turns jax's 64-bit mode on for its duration, so its arrays and
+finite differences really are float64, as in MXNet (gluonjax otherwise computes in
+float32 while jax's 64-bit mode is off).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 
 import numpy as np
@@ -33,6 +38,24 @@ __all__ = [
 ]
 
 _FLOATS = (np.float16, np.float32, np.float64)
+
+
+def _float64_scope(fn):
+    """Run ``fn`` with jax's 64-bit mode on when its ``dtype`` argument is float64."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        import inspect
+
+        import jax
+
+        dtype = inspect.signature(fn).bind(*args, **kwargs).arguments.get("dtype")
+        wide = dtype is not None and dtype != "asnumpy" and np.dtype(dtype) == np.float64
+        scope = jax.enable_x64(True) if wide and not jax.config.jax_enable_x64 else None
+        with scope if scope is not None else contextlib.nullcontext():
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def _check_dtype(dtype, allow_asnumpy=True):
@@ -151,6 +174,7 @@ def numeric_grad(
     return grads
 
 
+@_float64_scope
 def check_numeric_gradient(
     sym,
     location,
@@ -253,6 +277,7 @@ def check_numeric_gradient(
             raise ValueError(f"invalid grad_req {req!r} for argument {name}")
 
 
+@_float64_scope
 def check_symbolic_forward(
     sym,
     location,
@@ -296,6 +321,7 @@ def check_symbolic_forward(
     return exe.outputs
 
 
+@_float64_scope
 def check_symbolic_backward(
     sym,
     location,
