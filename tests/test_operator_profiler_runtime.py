@@ -104,3 +104,32 @@ def test_runtime_features():
         f.is_enabled("NOPE")
     assert len(mx.runtime.feature_list()) == len(f)
     assert repr(f["LAPACK"]).endswith("LAPACK")
+
+
+def test_custom_op_in_a_graph_and_a_hybridized_block():
+    data = mx.sym.var("data")
+    y = mx.sym.Custom(data, op_type="test_softmax", name="sm", scale=2)
+    assert y.list_arguments() == ["data"]
+    x = mx.nd.array([[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])
+    grad = mx.nd.zeros(x.shape)
+    ex = y.bind(mx.cpu(), {"data": x}, args_grad={"data": grad})
+    out = ex.forward(is_train=True)[0]
+    np.testing.assert_allclose(out.asnumpy(), mx.nd.softmax(x).asnumpy(), rtol=1e-5)
+    head = mx.nd.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0]])
+    ex.backward(head)
+    x2 = x.copy()
+    x2.attach_grad()
+    with mx.autograd.record():
+        s = mx.nd.softmax(x2)
+    s.backward(head)
+    np.testing.assert_allclose(grad.asnumpy(), x2.grad.asnumpy(), rtol=1e-4, atol=1e-6)
+    back = mx.sym.load_json(y.tojson())
+    np.testing.assert_allclose(back.eval(data=x)[0].asnumpy(), out.asnumpy(), rtol=1e-6)
+
+    class Net(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, v):
+            return F.Custom(v * 1.0, op_type="test_softmax")
+
+    net = Net()
+    net.hybridize()
+    np.testing.assert_allclose(net(x).asnumpy(), out.asnumpy(), rtol=1e-5)

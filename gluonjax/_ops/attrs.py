@@ -79,6 +79,19 @@ def _to_floats(v):
     raise ValueError(f"expected a tuple of numbers, got {v!r}")
 
 
+def _to_pairs(v):
+    """A tuple of ``(name, string)`` pairs (free-form keyword arguments, e.g. ``Custom``'s)."""
+    if isinstance(v, str):
+        v = _literal(v.strip())
+    if isinstance(v, dict):
+        v = sorted(v.items())
+    if isinstance(v, (tuple, list)) and all(
+        isinstance(p, (tuple, list)) and len(p) == 2 for p in v
+    ):
+        return tuple((str(k), str(x)) for k, x in v)
+    raise ValueError(f"expected ((name, value), ...) pairs, got {v!r}")
+
+
 def _to_bool(v):
     if isinstance(v, str):
         low = v.strip().lower()
@@ -140,6 +153,7 @@ _KINDS: dict[str, Callable[[Any], Any]] = {
     "float": _to_float,
     "number": _to_number,
     "floats": _to_floats,
+    "pairs": _to_pairs,
     "bool": _to_bool,
     "shape": _to_shape,
     "str": _to_str,

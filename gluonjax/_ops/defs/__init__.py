@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401  # noqa: F401,E402
     conv,
+    custom_op,
     elemwise,
     getitem,
     index,
