@@ -126,11 +126,32 @@ def getitem(arr, key):
     return view
 
 
+def _drop_leading_ones(arr, static, value):
+    """Basic indexing accepts a value with extra leading axes of length one (MXNet)."""
+    target = _indexed_ndim(arr.ndim, static)
+    extra = value.ndim - target
+    if extra > 0 and all(d == 1 for d in value.shape[:extra]):
+        return value.reshape(value.shape[extra:])
+    return value
+
+
+def _indexed_ndim(ndim, static):
+    """The number of axes of ``arr[key]`` for a basic key."""
+    used = sum(1 for k in static if k[0] in ("s", "i"))
+    out = ndim - used
+    for k in static:
+        if k[0] == "s" or k[0] == "n":
+            out += 1
+    return out
+
+
 def setitem(arr, key, value):
     from .ndarray import NDArray
 
     static, arrays = canonical(key)
     if not isinstance(value, NDArray):
         value = NDArray(np.asarray(value, dtype=arr.dtype))
+    if not arrays and value.ndim > 0:
+        value = _drop_leading_ones(arr, static, value)
     res = invoke(_SET, (arr, value, *arrays), {"key": static})
     arr._data, arr._node = res._data, res._node

@@ -470,11 +470,15 @@ def _fluent(name):
     op = _OP(name)
 
     def method(self, *args, out=None, **kwargs):
-        if args:
+        args = (self, *args)
+        if len(args) > 1:
             kwargs = dict(kwargs)
-            args = _reg.split_positional_attrs(op, (self, *args), kwargs)
-            return invoke(op, args, kwargs, out)
-        return invoke(op, (self,), kwargs, out)
+            args = _reg.split_positional_attrs(op, args, kwargs)
+        if kwargs and any(k not in op.attrs for k in kwargs):  # inputs by name: shape_like=..
+            from ._generate import _named_inputs
+
+            args, kwargs = _named_inputs(op, args, kwargs)
+        return invoke(op, args, kwargs, out)
 
     method.__name__ = name
     method.__doc__ = f"Fluent form of ``nd.{name}(self, ...)``."

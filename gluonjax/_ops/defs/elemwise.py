@@ -27,8 +27,21 @@ def _divide(a, b):
     return jnp.divide(a, b)
 
 
+@jax.custom_jvp
+def _relu(x):
+    return jnp.maximum(x, jnp.zeros((), x.dtype))
+
+
+@_relu.defjvp
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    # MXNet's relu gradient passes NaN through (a NaN input gives a NaN gradient)
+    slope = jnp.where(jnp.isnan(x), x, (x > 0).astype(x.dtype))
+    return _relu(x), slope * t
+
+
 UNARY = {
-    "relu": lambda x: jnp.maximum(x, 0),
+    "relu": _relu,
     "sigmoid": jax.nn.sigmoid,
     "tanh": jnp.tanh,
     "exp": jnp.exp,

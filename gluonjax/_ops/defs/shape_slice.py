@@ -147,6 +147,8 @@ def broadcast_like(lhs, rhs, *, lhs_axes, rhs_axes):
     """Broadcast ``lhs`` to ``rhs``'s shape, or only ``lhs_axes`` to ``rhs``'s ``rhs_axes``."""
     if lhs_axes is None and rhs_axes is None:
         return _broadcast(lhs, rhs.shape)
+    if lhs_axes == () or rhs_axes == ():
+        raise ValueError("empty lhs_axes/rhs_axes are not allowed; omit both to broadcast all axes")
     lhs_axes, rhs_axes = lhs_axes or (), rhs_axes or ()
     if len(lhs_axes) != len(rhs_axes):
         raise ValueError(f"lhs_axes {lhs_axes} and rhs_axes {rhs_axes} differ in length")
