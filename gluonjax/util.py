@@ -11,8 +11,8 @@ and is read where MXNet's behaviour depends on it:
 
 * ``nd.save`` writes MXNet's V3 records (NumPy shapes) when it is on, V2 records
   otherwise (as MXNet; a 0-d array, which MXNet cannot save without the switch,
-  still gets V3), and ``nd.load`` refuses V3 records with the switch off and V2
-  records with it on (scoped), as MXNet does;
+  still gets V3), and ``nd.load`` refuses V3 records with the switch off (unless the file
+  holds a 0-d array) and V2 records with it on (scoped), as MXNet does;
 * shape inference of symbols reads it to decide what ``0`` and ``()`` mean.
 
 ``np_array`` / ``is_np_array`` / ``use_np`` keep MXNet's scoping too; gluonjax has

@@ -53,6 +53,7 @@ class _Reader:
         self.buf = memoryview(buf)
         self.pos = 0
         self.source = source
+        self.v3_at = []
 
     @property
     def left(self):
@@ -107,11 +108,7 @@ def _read_array(r, idx, np_shape=None):
         )
     if np_shape is not None:
         if magic == V3_MAGIC and not np_shape:
-            r.fail(
-                f"array {idx} was saved with NumPy shape semantics; load it inside "
-                f"`with mx.np_shape(True):` (or with mx.util.use_np_shape)",
-                at,
-            )
+            r.v3_at.append((idx, at))  # judged per file once all records are read
         if magic != V3_MAGIC and np_shape and np_shape != 2:
             r.fail(
                 f"array {idx} was saved without NumPy shape semantics; load it inside "
@@ -208,7 +205,18 @@ def read_arrays(data, source=None, np_shape=None):
             f"(truncated or corrupt file)",
             at,
         )
+    r.v3_at = []
     arrays = [_read_array(r, i, np_shape) for i in range(count)]
+    if r.v3_at and not any(a.ndim == 0 for a in arrays):
+        # MXNet refuses NumPy-shape records outside np_shape(True). A file holding a 0-d
+        # array can only be a NumPy-shape file (gluonjax writes those for 0-d arrays even
+        # outside the switch), so it loads either way.
+        idx, at = r.v3_at[0]
+        r.fail(
+            f"array {idx} was saved with NumPy shape semantics; load it inside "
+            f"`with mx.np_shape(True):` (or with mx.util.use_np_shape)",
+            at,
+        )
     at = r.pos
     n_names = r.unpack("<Q", "name count")
     if n_names not in (0, count):
