@@ -69,8 +69,8 @@ def load(fname):
     float64/int64 arrays load as float32/int32 unless jax's x64 mode is on.
     Raises :class:`~gluonjax.base.FileFormatError` for a damaged or foreign file,
     and (as MXNet) for NumPy-shape records outside ``mx.np_shape(True)`` (unless the file
-    holds a 0-d array, which only such files can) or plain records inside it. Files of MXNet before 0.9 (V0 records) load too. Nothing in
-    the file is unpickled or executed.
+    holds a 0-d array, which only such files can) or plain records inside it. Files of
+    MXNet before 0.9 (V0 records) load too. Nothing in the file is unpickled or executed.
     """
     path = os.fspath(fname)
     try:
