@@ -239,10 +239,12 @@ def test_module_names():
         string_types,
     )
     from gluonjax.ndarray import _internal
+    from gluonjax.ndarray.ndarray import _STORAGE_TYPE_STR_TO_ID, py_slice
 
     assert isinstance(np.float32(1), numeric_types) and isinstance(3, integer_types)
     assert isinstance("a", string_types) and py_str(b"ab") == "ab" and repr(_Null) == "_Null"
     assert mx_real_t is np.float32 and _internal._plus_scalar is mx.nd._plus_scalar
+    assert py_slice is slice and _STORAGE_TYPE_STR_TO_ID["csr"] == 2
     err = NotImplementedForSymbol(len, "len", 1)
     assert "len" in str(err) and isinstance(err, mx.MXNetError)
     assert not mx.is_np_array() and not mx.is_np_shape()

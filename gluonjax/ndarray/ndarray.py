@@ -19,6 +19,24 @@ from ._invoke import invoke
 
 __all__ = ["NDArray", "TruthValueError"]
 
+# MXNet's module-level names (libraries and MXNet's tests import them from here)
+py_slice = slice
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+_DTYPE_NP_TO_MX = {
+    None: -1,
+    np.float32: 0,
+    np.float64: 1,
+    np.float16: 2,
+    np.uint8: 3,
+    np.int32: 4,
+    np.int8: 5,
+    np.int64: 6,
+    np.bool_: 7,
+}
+_DTYPE_MX_TO_NP = {v: k for k, v in _DTYPE_NP_TO_MX.items()}
+_GRAD_REQ_MAP = {"null": 0, "write": 1, "add": 3}
+
 
 class TruthValueError(MXNetError, ValueError):
     """``bool()`` of an NDArray with more than one element."""
