@@ -8,7 +8,7 @@ import platform
 
 import jax
 
-ROWS = ["bench_ops", "bench_hybrid", "bench_train", "bench_deploy", "bench_sparse"]
+ROWS = ["bench_ops", "bench_nd", "bench_hybrid", "bench_train", "bench_deploy", "bench_sparse"]
 
 
 def main(argv=None):

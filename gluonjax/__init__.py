@@ -33,20 +33,47 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     module,
     name,
     ndarray,  # noqa: E402
+    operator,
     optimizer,  # noqa: E402
+    profiler,
     random,
+    runtime,
     symbol,  # noqa: E402
+    util,
     viz,  # noqa: E402
 )
 from . import initializer as init  # noqa: E402
 from . import kvstore as kv  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import ndarray as nd  # noqa: E402
+from . import random as rnd  # noqa: E402
 from . import symbol as sym  # noqa: E402
 from ._caches import clear_caches  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from .base import MXNetError  # noqa: E402
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
+from .util import (  # noqa: E402
+    is_np_array,
+    is_np_shape,
+    np_array,
+    np_shape,
+    set_np_shape,
+    use_np,
+    use_np_array,
+    use_np_shape,
+)
+
+_LAZY = ("test_utils",)
+
+
+def __getattr__(name):
+    # test_utils pulls in numpy.testing: imported on first use (``mx.test_utils``)
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "base",
@@ -84,4 +111,17 @@ __all__ = [
     "viz",
     "contrib",
     "clear_caches",
+    "util",
+    "operator",
+    "profiler",
+    "runtime",
+    "rnd",
+    "np_shape",
+    "is_np_shape",
+    "set_np_shape",
+    "use_np_shape",
+    "np_array",
+    "is_np_array",
+    "use_np_array",
+    "use_np",
 ]

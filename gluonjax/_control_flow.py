@@ -75,7 +75,7 @@ def cond(pred, then_func, else_func, inputs=None):
     --------
     >>> import gluonjax as mx
     >>> x = mx.nd.array([2.0])
-    >>> mx.nd.contrib.cond(x > 1, lambda: x * 10, lambda: x).asscalar()
+    >>> mx.nd.contrib.cond(x > 1, lambda: x * 10, lambda: x).item()
     20.0
     """
     kind = _kind_of(pred)

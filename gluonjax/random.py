@@ -1,8 +1,25 @@
 """Global random state: ``mx.random.seed(n)`` makes every random op reproducible.
 
 Random operators draw ``fold_in(seed_key, counter)`` inside their compiled kernel,
-so taking a fresh key costs no extra dispatch. ``gluonjax.nd.random`` holds the
-sampling functions (``normal``, ``uniform``, ``randint``, ``shuffle``...).
+so taking a fresh key costs no extra dispatch. As in MXNet, ``mx.random`` also
+holds the sampling functions of ``mx.nd.random`` (``uniform``, ``normal``,
+``randint``, ``multinomial``, ``shuffle``...).
+
+Each device context has its own generator: ``seed(n)`` (``ctx='all'``) resets
+every one of them to ``n``; ``seed(n, ctx=c)`` resets only the generator of
+``c``. A random op draws from the generator of the context it runs on (the
+``ctx`` argument of a sampling function, else ``mx.current_context()``). The
+same seed gives the same numbers on every context, as MXNet's per-device seeding
+does. The streams are jax's (threefry), not bit-identical to MXNet's.
+
+Examples
+--------
+>>> import gluonjax as mx
+>>> mx.random.seed(3)
+>>> a = mx.random.uniform(shape=(2,)).asnumpy()
+>>> mx.random.seed(3, ctx=mx.cpu(0))
+>>> bool((mx.random.uniform(shape=(2,)).asnumpy() == a).all())
+True
 """
 
 from __future__ import annotations
@@ -15,20 +32,64 @@ import numpy as np
 
 __all__ = ["seed", "next_key", "key_and_counter", "host_rng"]
 
+# the samplers of nd.random, served lazily by __getattr__ (nd.random imports this module)
+_SAMPLERS = frozenset(
+    [
+        "uniform",
+        "normal",
+        "randn",
+        "randint",
+        "poisson",
+        "exponential",
+        "gamma",
+        "negative_binomial",
+        "generalized_negative_binomial",
+        "multinomial",
+        "shuffle",
+    ]
+)
+
 _lock = threading.Lock()
 _local = threading.local()
 _state = {"key": None, "seed": 0, "counter": 0}
+# Context -> its own state after ``seed(n, ctx=c)``; contexts not listed share ``_state``
+_ctx_states: dict = {}
+
+
+def __getattr__(name):
+    # the samplers live in ndarray.random, which imports this module: fetched lazily
+    if name in _SAMPLERS:
+        from .ndarray import random as _ndr
+
+        return getattr(_ndr, name)
+    raise AttributeError(f"module 'gluonjax.random' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SAMPLERS)
+
+
+def _seed_int(seed_state):
+    try:
+        return int(seed_state)
+    except (TypeError, ValueError):
+        from .base import MXNetError
+
+        raise MXNetError(
+            f"random.seed: seed must be an integer, got {type(seed_state).__name__} {seed_state!r}"
+        ) from None
 
 
 def seed(seed_state, ctx="all"):
-    """Reset the global generator: the same seed gives the same random numbers.
+    """Reset the generators: the same seed gives the same random numbers.
 
     Parameters
     ----------
     seed_state : int
-        The seed.
+        The seed (any Python int; negative and 64-bit values are fine).
     ctx : Context or 'all'
-        Accepted for MXNet compatibility; one generator serves every device.
+        ``'all'`` (default) seeds every context's generator; a Context seeds only
+        the generator random ops running on that context draw from.
 
     Examples
     --------
@@ -38,10 +99,64 @@ def seed(seed_state, ctx="all"):
     >>> bool((a == b).all())
     True
     """
+    value = _seed_int(seed_state)
     with _lock:
-        _state["seed"] = int(seed_state)
-        _state["key"] = None
-        _state["counter"] = 0
+        if isinstance(ctx, str):
+            if ctx != "all":
+                from .base import MXNetError
+
+                raise MXNetError(f"random.seed: ctx must be a Context or 'all', got {ctx!r}")
+            _ctx_states.clear()
+            target = _state
+        else:
+            from .context import Context
+
+            target = _ctx_states.setdefault(Context(ctx), {})
+        target["seed"] = value
+        target["key"] = None
+        target["counter"] = 0
+
+
+def _stream():
+    """The state random ops on the current context draw from."""
+    if _ctx_states:
+        ctx = getattr(_local, "ctx", None)
+        if ctx is None:
+            from .context import current_context
+
+            ctx = current_context()
+        st = _ctx_states.get(ctx)
+        if st is not None:
+            return st
+    return _state
+
+
+class drawing_on:
+    """``with drawing_on(ctx):`` random ops inside draw from ``ctx``'s generator."""
+
+    def __init__(self, ctx):
+        self._ctx = ctx
+        self._old = None
+
+    def __enter__(self):
+        self._old = getattr(_local, "ctx", None)
+        if self._ctx is not None:
+            from .context import Context
+
+            _local.ctx = Context(self._ctx)
+        return self
+
+    def __exit__(self, *exc):
+        _local.ctx = self._old
+
+
+def _make_key(value):
+    if 0 <= value < 2**32:
+        return _seed_key(value)
+    if -(2**31) <= value < 0:
+        return jax.random.PRNGKey(value)
+    v = value % 2**64
+    return jax.numpy.asarray(np.array([v >> 32, v & 0xFFFFFFFF], dtype=np.uint32))
 
 
 def key_and_counter():
@@ -52,18 +167,23 @@ def key_and_counter():
         if traced[0] is None:
             raise NeedsKey()
         return traced[0], np.uint32(next(traced[1]))
-    key, n = peek()
-    _state["counter"] = n + 1
+    st = _stream()
+    key, n = _peek(st)
+    st["counter"] = n + 1
     return key, np.uint32(n & 0xFFFFFFFF)
+
+
+def _peek(st):
+    key = st["key"]
+    if key is None:
+        with _lock:
+            key = st["key"] = _make_key(st["seed"])
+    return key, st["counter"]
 
 
 def peek():
     """The ``(seed_key, counter)`` the next draw will use, without advancing."""
-    key = _state["key"]
-    if key is None:
-        with _lock:
-            key = _state["key"] = _seed_key(_state["seed"])
-    return key, _state["counter"]
+    return _peek(_stream())
 
 
 def _seed_key(seed):
@@ -78,14 +198,15 @@ def _seed_key(seed):
 
 def advance():
     """Consume one draw (after a compiled call that turned out to use randomness)."""
-    _state["counter"] += 1
+    _stream()["counter"] += 1
 
 
 def host_rng():
     """A numpy generator for one draw on the host, seeded by ``mx.random.seed`` and the
     draw's number (initializers use it: filling a parameter compiles nothing)."""
+    st = _stream()
     _, n = key_and_counter()
-    return np.random.default_rng([_state["seed"] & 0xFFFFFFFF, int(n)])
+    return np.random.default_rng([st["seed"] & 0xFFFFFFFF, int(n)])
 
 
 def next_key():

@@ -2,9 +2,12 @@
 
 Run with the reference interpreter (``make mxnet-ref`` installs it)::
 
-    .venv-mxnet/bin/python tools/make_op_fixtures.py [--out DIR]
+    .venv-mxnet/bin/python tools/make_op_fixtures.py [--set ops|ops_nd] [--out DIR]
 
-For every case in ``op_fixture_cases*.py`` it calls ``mx.nd.<op>`` under
+Two sets: ``ops`` (``op_fixture_cases.py`` and ``op_fixture_cases_tensor.py``, into
+``tests/fixtures/ops``) and ``ops_nd`` (``op_fixture_cases_nd.py``: optimizer updates,
+linear algebra, densities, assorted NDArray ops, into ``tests/fixtures/ops_nd``).
+For every case of the set it calls ``mx.nd.<op>`` under
 ``mx.autograd.record(train_mode=...)`` with every differentiable input attached,
 back-propagates a random head gradient from every floating-point visible output
 and stores inputs, outputs, head gradients, input gradients and (BatchNorm) the
@@ -37,8 +40,21 @@ import op_fixture_cases  # noqa: E402
 import op_fixture_cases_tensor  # noqa: E402,F401
 from op_fixture_cases import ND, Aux  # noqa: E402
 
-DEFAULT_OUT = HERE.parent / "tests" / "fixtures" / "ops"
+FIXTURES = HERE.parent / "tests" / "fixtures"
+DEFAULT_OUT = FIXTURES / "ops"
 HEAD_SEED = 7
+
+
+def _cases(name):
+    """The cases of fixture set ``name``."""
+    if name == "ops":
+        return op_fixture_cases.CASES
+    import op_fixture_cases_nd
+
+    return op_fixture_cases_nd.CASES
+
+
+SETS = ("ops", "ops_nd")
 
 
 def encode_attr(v):
@@ -59,8 +75,11 @@ def _kind(x):
 
 
 def op_function(mx, name):
-    """``mx.nd.<name>``; ``_plus_scalar`` and friends live in ``mx.nd._internal``."""
+    """``mx.nd.<name>``; ``_plus_scalar`` and friends live in ``mx.nd._internal``,
+    ``_linalg_<x>`` in ``mx.nd.linalg``."""
     fn = getattr(mx.nd, name, None)
+    if fn is None and name.startswith("_linalg_"):
+        fn = getattr(mx.nd.linalg, name[len("_linalg_") :], None)
     return fn if fn is not None else getattr(mx.nd._internal, name)
 
 
@@ -71,8 +90,12 @@ def run_case(mx, c, rng):
     for x, k in zip(xs, kinds, strict=True):
         if k == "diff":
             x.attach_grad()
+    attrs = dict(c.attrs)
+    out_idx = attrs.pop("_out", None)
+    if out_idx is not None:
+        attrs["out"] = [xs[i] for i in out_idx]
     with mx.autograd.record(train_mode=c.train):
-        res = op_function(mx, c.op)(*xs, **c.attrs)
+        res = op_function(mx, c.op)(*xs, **attrs)
     outs = list(res) if isinstance(res, (list, tuple)) else [res]
     data = {f"in{i}": a for i, a in enumerate(arrays)}
     data.update({f"out{i}": o.asnumpy() for i, o in enumerate(outs)})
@@ -108,7 +131,8 @@ def run_case(mx, c, rng):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    ap.add_argument("--set", choices=SETS, default="ops", help="which fixture set")
+    ap.add_argument("--out", type=Path, default=None, help="output folder")
     ap.add_argument("--only", default=None, help="comma-separated case ids (for debugging)")
     args = ap.parse_args(argv)
 
@@ -117,7 +141,9 @@ def main(argv=None):
 
     mx.random.seed(0)
     rng = np.random.RandomState(HEAD_SEED)
-    cases = op_fixture_cases.CASES
+    cases = _cases(args.set)
+    if args.out is None:
+        args.out = FIXTURES / args.set
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if c.id in keep]

@@ -83,10 +83,13 @@ class Constant(Initializer):
         _assign(arr, self.value)
 
     def dumps(self):
+        """``'["constant", {"value": ...}]'``; as MXNet, an array value is stored back into
+        ``_kwargs`` as a nested list (so ``_kwargs`` itself becomes JSON-able)."""
         val = self._kwargs["value"]
         if not np.isscalar(val):
             val = _json_default(val) if not isinstance(val, list) else val
-        return json.dumps(["constant", {"value": val}], default=_json_default)
+            self._kwargs["value"] = val
+        return json.dumps(["constant", self._kwargs], default=_json_default)
 
     def __eq__(self, other):
         if not isinstance(other, Initializer):

@@ -13,6 +13,7 @@ Layout (little-endian), as written by MXNet 1.9.1::
                 | per aux array (row_sparse: indices; csr: indptr, indices):
                   i32 aux type_flag | aux shape
                 | stored values | aux data
+    array (V0, before MXNet 0.9): u32 ndim | ndim x u32 dim | context | type_flag | data
     names: u64 n (0 or count) | n x (u64 length | utf-8 bytes)
 
 The reader never unpickles or evaluates anything and checks every field against
@@ -30,7 +31,15 @@ import numpy as np
 
 from ..base import DTypeError, FileFormatError
 
-__all__ = ["read_arrays", "write_arrays", "SparseRecord", "LIST_MAGIC", "TYPE_FLAGS"]
+__all__ = [
+    "read_arrays",
+    "write_arrays",
+    "read_one",
+    "write_one",
+    "SparseRecord",
+    "LIST_MAGIC",
+    "TYPE_FLAGS",
+]
 
 
 class SparseRecord(NamedTuple):
@@ -71,6 +80,7 @@ class _Reader:
         self.buf = memoryview(buf)
         self.pos = 0
         self.source = source
+        self.v3_at = []
 
     @property
     def left(self):
@@ -112,24 +122,47 @@ def _read_shape(r, version, idx):
     return tuple(int(d) for d in dims)
 
 
-def _read_array(r, idx):
+def _read_array(r, idx, np_shape=None):
     at = r.pos
     magic = r.unpack("<I", f"magic of array {idx}")
     if magic not in (V1_MAGIC, V2_MAGIC, V3_MAGIC):
+        if 0 < magic <= MAX_NDIM:  # MXNet < 0.9: the first word is the ndim
+            return _read_v0(r, idx, magic, at)
         r.fail(
             f"array {idx} has magic 0x{magic:08X}, expected 0x{V2_MAGIC:08X} "
-            f"(files from MXNet before 1.0 are not supported)",
+            f"(not an MXNet NDArray record)",
             at,
         )
-    stype, storage = 0, None
+    if np_shape is not None:
+        if magic == V3_MAGIC and not np_shape:
+            r.v3_at.append((idx, at))  # judged per file once all records are read
+        if magic != V3_MAGIC and np_shape and np_shape != 2:
+            r.fail(
+                f"array {idx} was saved without NumPy shape semantics; load it inside "
+                f"`with mx.np_shape(False):`",
+                at,
+            )
+    stype = 0
     if magic != V1_MAGIC:
         st_at = r.pos
         stype = r.unpack("<i", f"storage type of array {idx}")
         if stype not in (0, *_STYPES):
             r.fail(f"array {idx} has unknown storage type {stype}", st_at)
         if stype:
-            storage = _read_shape(r, magic, idx)
+            _read_shape(r, magic, idx)  # the storage shape: sized from the aux shapes below
     shape = _read_shape(r, magic, idx)
+    return _read_body(r, idx, shape, magic, stype)
+
+
+def _read_v0(r, idx, ndim, at):
+    """A record of MXNet before 0.9: u32 dims, then context, type flag and data."""
+    if ndim * 4 > r.left:
+        r.fail(f"array {idx} claims ndim={ndim}, more than the {r.left} bytes left", at)
+    dims = struct.unpack(f"<{ndim}I", r.take(4 * ndim, f"shape of array {idx}"))
+    return _read_body(r, idx, tuple(int(d) for d in dims), V1_MAGIC, 0)
+
+
+def _read_body(r, idx, shape, magic, stype):
     ctx_at = r.pos
     dev_type = r.unpack("<i", f"device type of array {idx}")
     dev_id = r.unpack("<i", f"device id of array {idx}")
@@ -184,7 +217,7 @@ def _read_data(r, dtype, shape, what):
     return arr.reshape(shape)
 
 
-def read_arrays(data, source=None):
+def read_arrays(data, source=None, np_shape=None):
     """Parse MXNet NDArray-list bytes into ``(arrays, names)``.
 
     Parameters
@@ -193,6 +226,10 @@ def read_arrays(data, source=None):
         The file content.
     source : str, optional
         The file name, used in error messages.
+    np_shape : int, optional
+        The caller's NumPy-shape state (``mx.is_np_shape()``); when given, records are
+        checked as MXNet's loader does: V3 records need it on, other records need it
+        off (unless it is globally on, ``2``).
 
     Returns
     -------
@@ -216,7 +253,18 @@ def read_arrays(data, source=None):
             f"(truncated or corrupt file)",
             at,
         )
-    arrays = [_read_array(r, i) for i in range(count)]
+    r.v3_at = []
+    arrays = [_read_array(r, i, np_shape) for i in range(count)]
+    if r.v3_at and not any(len(a.shape) == 0 for a in arrays):
+        # MXNet refuses NumPy-shape records outside np_shape(True). A file holding a 0-d
+        # array can only be a NumPy-shape file (gluonjax writes those for 0-d arrays even
+        # outside the switch), so it loads either way.
+        idx, at = r.v3_at[0]
+        r.fail(
+            f"array {idx} was saved with NumPy shape semantics; load it inside "
+            f"`with mx.np_shape(True):` (or with mx.util.use_np_shape)",
+            at,
+        )
     at = r.pos
     n_names = r.unpack("<Q", "name count")
     if n_names not in (0, count):
@@ -247,49 +295,29 @@ def _flag(dtype, what):
     return flag
 
 
-def write_arrays(arrays, names=()):
+def write_arrays(arrays, names=(), np_shape=None):
     """Serialise numpy arrays (and optional names) to MXNet NDArray-list bytes.
 
     Arrays keep their dtype (float32/64/16, uint8, int8, int32, int64, bool);
     :class:`SparseRecord` entries are written as MXNet's sparse records (int64 aux).
     The V2 records that MXNet loads by default are used unless some array is
     0-d or zero-size: then every record is V3, which MXNet loads only with
-    numpy shape semantics on (``mx.npx.set_np()``); it refuses files mixing both.
+    numpy shape semantics on (``mx.npx.set_np()``); it refuses files mixing both. With
+    ``np_shape`` given (``nd.save`` passes ``mx.is_np_shape()``) the records are V3
+    when it is on, as MXNet writes them, and V2 otherwise unless an array is 0-d.
     """
     names = list(names)
     arrays = [a if isinstance(a, SparseRecord) else np.asarray(a) for a in arrays]
     if names and len(names) != len(arrays):
         raise FileFormatError(f"{len(names)} names for {len(arrays)} arrays")
-    v3 = any(
-        len(a.shape) == 0 or 0 in a.shape
-        if isinstance(a, SparseRecord)
-        else a.ndim == 0 or a.size == 0
-        for a in arrays
-    )
+    if np_shape is None:
+        v3 = any(len(a.shape) == 0 or 0 in tuple(a.shape) for a in arrays)
+    else:
+        v3 = bool(np_shape) or any(len(a.shape) == 0 for a in arrays)
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
 
-    def shape(dims):
-        if len(dims) > MAX_NDIM:
-            raise FileFormatError(f"array {i} has {len(dims)} dimensions (at most {MAX_NDIM})")
-        return struct.pack("<i" if v3 else "<I", len(dims)) + struct.pack(f"<{len(dims)}q", *dims)
-
     for i, a in enumerate(arrays):
-        sparse = isinstance(a, SparseRecord)
-        values = np.asarray(a.data) if sparse else a
-        flag = _flag(values.dtype, f"array {i}")
-        if sparse:
-            parts.append(struct.pack("<Ii", V3_MAGIC if v3 else V2_MAGIC, _STYPE_IDS[a.stype]))
-            parts.append(shape(values.shape) + shape(tuple(a.shape)))
-            aux = [np.asarray(x, np.int64) for x in a.aux]
-            parts.append(struct.pack("<iii", 1, 0, flag))
-            parts += [struct.pack("<i", _FLAG_OF[x.dtype]) + shape(x.shape) for x in aux]
-            parts += [np.ascontiguousarray(x, x.dtype.newbyteorder("<")).tobytes()
-                      for x in (values, *aux)]  # fmt: skip
-            continue
-        parts.append(struct.pack("<Ii", V3_MAGIC if v3 else V2_MAGIC, 0))
-        parts.append(shape(a.shape))
-        parts.append(struct.pack("<iii", 1, 0, flag))
-        parts.append(np.ascontiguousarray(a, a.dtype.newbyteorder("<")).tobytes())
+        parts.append(_record(a, i, v3))
     parts.append(struct.pack("<Q", len(names)))
     for n in names:
         if not isinstance(n, str):
@@ -297,3 +325,51 @@ def write_arrays(arrays, names=()):
         raw = n.encode("utf-8")
         parts.append(struct.pack("<Q", len(raw)) + raw)
     return b"".join(parts)
+
+
+def _record(a, i, v3, dev=(1, 0)):
+    """One array record (dense or :class:`SparseRecord`): V3 (NumPy shapes) or V2."""
+
+    def shape(dims):
+        if len(dims) > MAX_NDIM:
+            raise FileFormatError(f"array {i} has {len(dims)} dimensions (at most {MAX_NDIM})")
+        return struct.pack("<i" if v3 else "<I", len(dims)) + struct.pack(f"<{len(dims)}q", *dims)
+
+    def raw(x):
+        return np.ascontiguousarray(x, x.dtype.newbyteorder("<")).tobytes()
+
+    magic = V3_MAGIC if v3 else V2_MAGIC
+    if isinstance(a, SparseRecord):
+        values = np.asarray(a.data)
+        flag = _flag(values.dtype, f"array {i}")
+        aux = [np.asarray(x, np.int64) for x in a.aux]
+        parts = [struct.pack("<Ii", magic, _STYPE_IDS[a.stype])]
+        parts.append(shape(values.shape) + shape(tuple(a.shape)))
+        parts.append(struct.pack("<iii", dev[0], dev[1], flag))
+        parts += [struct.pack("<i", _FLAG_OF[x.dtype]) + shape(x.shape) for x in aux]
+        parts += [raw(x) for x in (values, *aux)]
+        return b"".join(parts)
+    flag = _flag(a.dtype, f"array {i}")
+    return b"".join(
+        [
+            struct.pack("<Ii", magic, 0),
+            shape(a.shape),
+            struct.pack("<iii", dev[0], dev[1], flag),
+            raw(a),
+        ]
+    )
+
+
+def write_one(array, np_shape=False, dev=(1, 0)):
+    """One array record (MXNet's raw bytes of a single NDArray, as its pickling uses)."""
+    a = np.asarray(array)
+    return _record(a, 0, bool(np_shape) or a.ndim == 0, dev)
+
+
+def read_one(data, source=None):
+    """Parse a single array record (see :func:`write_one`); any device loads on the host."""
+    r = _Reader(data, source)
+    arr = _read_array(r, 0)
+    if r.left:
+        r.fail(f"{r.left} unexpected trailing bytes after the array")
+    return arr

@@ -52,6 +52,46 @@ def _to_float(v):
     return float(v)
 
 
+def _to_number(v):
+    """A scalar operand: integers stay integers (exact for integer arrays, as MXNet casts
+    the scalar to the array's dtype), other numbers become floats."""
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)) and -(2**31) <= int(v) < 2**31:
+        return int(v)
+    if isinstance(v, str):
+        lit = _literal(v.strip())
+        if isinstance(lit, int) and not isinstance(lit, bool) and -(2**31) <= lit < 2**31:
+            return lit
+    return _to_float(v)
+
+
+def _to_floats(v):
+    """A tuple of floats (``lrs=(0.1, 0.2)``; MXNet's string form ``'(0.1, 0.2)'``)."""
+    if isinstance(v, str):
+        v = _literal(v.strip())
+    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+        return (float(v),)
+    if isinstance(v, np.ndarray):
+        v = v.reshape(-1).tolist()
+    if isinstance(v, (tuple, list)):
+        return tuple(_to_float(x) for x in v)
+    raise ValueError(f"expected a tuple of numbers, got {v!r}")
+
+
+def _to_pairs(v):
+    """A tuple of ``(name, string)`` pairs (free-form keyword arguments, e.g. ``Custom``'s)."""
+    if isinstance(v, str):
+        v = _literal(v.strip())
+    if isinstance(v, dict):
+        v = sorted(v.items())
+    if isinstance(v, (tuple, list)) and all(
+        isinstance(p, (tuple, list)) and len(p) == 2 for p in v
+    ):
+        return tuple((str(k), str(x)) for k, x in v)
+    raise ValueError(f"expected ((name, value), ...) pairs, got {v!r}")
+
+
 def _to_bool(v):
     if isinstance(v, str):
         low = v.strip().lower()
@@ -73,6 +113,8 @@ def _to_shape(v):
         v = _literal(text.replace("L", "") if text.endswith("L)") else text)
     if isinstance(v, (int, np.integer)):
         return (int(v),)
+    if isinstance(v, np.ndarray) and v.ndim <= 1:
+        v = v.reshape(-1).tolist()
     if isinstance(v, (tuple, list)):
         return tuple(_to_int(x) for x in v)
     raise ValueError(f"expected a shape like (3, 3), got {v!r}")
@@ -109,6 +151,9 @@ def _axis(v):
 _KINDS: dict[str, Callable[[Any], Any]] = {
     "int": _to_int,
     "float": _to_float,
+    "number": _to_number,
+    "floats": _to_floats,
+    "pairs": _to_pairs,
     "bool": _to_bool,
     "shape": _to_shape,
     "str": _to_str,
@@ -142,8 +187,8 @@ class Attr:
     Parameters
     ----------
     kind : str
-        ``int``, ``float``, ``bool``, ``shape``, ``str``, ``dtype``, ``axis``; a
-        trailing ``?`` also allows ``None``.
+        ``int``, ``float``, ``number`` (int or float, kept as given), ``bool``,
+        ``shape``, ``str``, ``dtype``, ``axis``; a trailing ``?`` also allows ``None``.
     default : object
         MXNet's default, or ``REQUIRED``.
     choices : tuple, optional

@@ -42,6 +42,9 @@ class Op:
     inputs: Any = ("data",)  # tuple of names, or fn(attrs) -> tuple
     attrs: dict = field(default_factory=dict)
     variadic: bool = False  # inputs are *args (Concat, stack, add_n)
+    # variadic ops: fn(attrs) -> number of inputs when the attributes say it (num_args,
+    # num_arrays, 3 * num_weights...); None reads ``num_args``
+    count: Callable | None = None
     aux: tuple = ()
     num_outputs: Any = 1  # int or fn(attrs) -> int
     visible_outputs: Any = None  # int or fn(attrs); default num_outputs
@@ -114,8 +117,9 @@ class Op:
     def input_names(self, attrs, n_args=None):
         """Argument names for these attributes (``arg0..`` for variadic ops)."""
         if self.variadic:
-            n = attrs.get("num_args") if n_args is None else n_args
-            return tuple(f"arg{i}" for i in range(n or 0))
+            if n_args is None:
+                n_args = self.count(attrs) if self.count is not None else attrs.get("num_args")
+            return tuple(f"arg{i}" for i in range(n_args or 0))
         names = self.inputs(attrs) if callable(self.inputs) else self.inputs
         return tuple(names)
 

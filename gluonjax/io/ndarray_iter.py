@@ -108,10 +108,11 @@ class NDArrayIter(DataIter):
             )
         self.num_data = self.data[0][1].shape[0]
         for name, arr in self.data + self.label:
-            if arr.shape[0] != self.num_data:
+            # as MXNet, the first data array sets the count; longer arrays are read up to it
+            if arr.shape[0] < self.num_data:
                 raise MXNetError(
-                    f"NDArrayIter: '{name}' has {arr.shape[0]} samples, "
-                    f"'{self.data[0][0]}' has {self.num_data}"
+                    f"NDArrayIter: '{name}' has {arr.shape[0]} samples, fewer than the "
+                    f"{self.num_data} of '{self.data[0][0]}'"
                 )
         self.idx = np.arange(self.num_data)
         self.shuffle = shuffle

@@ -30,7 +30,52 @@ from .. import contrib as _contrib_mod  # noqa: E402
 from . import random  # noqa: E402
 
 contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "nd")
-from ._io import load, save  # noqa: E402
+from ._cached_op import CachedOp  # noqa: E402
+from ._extra import (  # noqa: E402
+    from_dlpack,
+    from_numpy,
+    moveaxis,
+    onehot_encode,
+    split_v2,
+    to_dlpack_for_read,
+    to_dlpack_for_write,
+)
+from ._io import load, load_frombuffer, save  # noqa: E402
+from ._ufuncs import (  # noqa: E402
+    add,
+    divide,
+    equal,
+    greater,
+    greater_equal,
+    lesser,
+    lesser_equal,
+    logical_and,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    modulo,
+    multiply,
+    not_equal,
+    power,
+    subtract,
+    true_divide,
+)
+
+
+def Custom(*args, **kwargs):  # noqa: N802  (MXNet's name)
+    """Run a Python operator registered with ``mx.operator.register`` (see ``mx.operator``)."""
+    from ..operator import Custom as _custom
+
+    return _custom(*args, **kwargs)
+
+
+linalg = _contrib_mod.prefixed(
+    __import__(__name__, fromlist=["x"]), "linalg", "_linalg_", "Batched linear algebra."
+)
+_internal = _contrib_mod.prefixed(
+    __import__(__name__, fromlist=["x"]), "_internal", "", "Every operator, by its MXNet name."
+)
 
 
 def waitall():
@@ -67,4 +112,32 @@ __all__ = [
     "sparse",
     "random_normal",
     "random_uniform",
+    "load_frombuffer",
+    "CachedOp",
+    "Custom",
+    "moveaxis",
+    "split_v2",
+    "onehot_encode",
+    "from_numpy",
+    "from_dlpack",
+    "to_dlpack_for_read",
+    "to_dlpack_for_write",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "modulo",
+    "power",
+    "maximum",
+    "minimum",
+    "equal",
+    "not_equal",
+    "greater",
+    "greater_equal",
+    "lesser",
+    "lesser_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
 ]

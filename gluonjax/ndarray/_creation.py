@@ -81,27 +81,33 @@ def _shape(shape):
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
 
 
-def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
-    """An array of zeros (float32 by default); ``stype`` 'row_sparse'/'csr' makes a sparse one."""
+def _into(res, out):
+    """Write ``res`` into NDArray ``out`` (MXNet's ``out=``) and return ``out``."""
+    if out is None:
+        return res
+    out._data = res._data.astype(out.dtype) if res.dtype != out.dtype else res._data
+    out._node = None
+    return out
+
+
+def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs):
+    """An array of zeros (float32 by default); ``stype`` 'row_sparse'/'csr' makes a sparse
+    one; ``out=`` fills an existing array."""
     if stype not in (None, "default"):
         from .sparse import zeros as sparse_zeros
 
         return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype)
-    return _new(np.zeros(_shape(shape), _dt(dtype)), ctx)
+    return _into(_new(np.zeros(_shape(shape), _dt(dtype)), ctx), out)
 
 
-def ones(shape, ctx=None, dtype=None, **kwargs):
-    """An array of ones (float32 by default)."""
-    return _new(np.ones(_shape(shape), _dt(dtype)), ctx)
+def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
+    """An array of ones (float32 by default); ``out=`` fills an existing array."""
+    return _into(_new(np.ones(_shape(shape), _dt(dtype)), ctx), out)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
     """An array filled with ``val``."""
-    res = _new(np.full(_shape(shape), val, _dt(dtype)), ctx)
-    if out is not None:
-        out._data = res._data
-        return out
-    return res
+    return _into(_new(np.full(_shape(shape), val, _dt(dtype)), ctx), out)
 
 
 def empty(shape, ctx=None, dtype=None, stype=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import autograd as _ag
 from .._ops import registry as _reg
 from ..base import MXNetError
 from ._invoke import check_write, invoke
@@ -53,9 +54,95 @@ def canonical(key):
     return tuple(static), arrays
 
 
+def _slice_len(start, stop, step, n):
+    return len(range(*slice(start, stop, step).indices(n)))
+
+
+def slices_contiguous(slc_key, shape):
+    """Whether basic indexing with one slice per axis keeps a C-contiguous block."""
+    if len(slc_key) != len(shape):
+        raise ValueError(f"{len(slc_key)} slices for {len(shape)} axes")
+    lens = [len(range(*s.indices(n))) for s, n in zip(slc_key, shape)]
+    if int(np.prod(lens)) in (0, 1):
+        return True
+    cut = False
+    for s, n, k in zip(reversed(slc_key), reversed(shape), reversed(lens)):
+        step = s.indices(n)[2]
+        if k == 0:
+            return True
+        if k > 1 and step != 1:
+            return False
+        if cut:
+            if k > 1:
+                return False
+        elif k < n:
+            cut = True
+    return True
+
+
+def _as_slices(static, shape):
+    """One slice per axis for a basic key (ints as length-one slices), or None."""
+    items = [k for k in static if k[0] != "n"]
+    if any(k[0] not in ("s", "i", "e") for k in items):
+        return None
+    n_ell = sum(k[0] == "e" for k in items)
+    if n_ell > 1:
+        return None
+    fill = len(shape) - (len(items) - n_ell)
+    if fill < 0:
+        return None
+    out = []
+    for k in items:
+        if k[0] == "e":
+            out.extend([slice(None)] * fill)
+        elif k[0] == "i":
+            n = shape[len(out)]
+            i = k[1] + n if k[1] < 0 else k[1]
+            if not 0 <= i < n:
+                return None
+            out.append(slice(i, i + 1))
+        else:
+            out.append(slice(k[1], k[2], k[3]))
+    if n_ell == 0:
+        out.extend([slice(None)] * fill)
+    return out
+
+
 def getitem(arr, key):
+    """``arr[key]``; a contiguous basic index gives a view sharing memory (MXNet)."""
     static, arrays = canonical(key)
-    return invoke(_GET, (arr, *arrays), {"key": static})
+    res = invoke(_GET, (arr, *arrays), {"key": static})
+    if arrays or res._node is not None or _ag.is_recording():
+        return res
+    slices = _as_slices(static, arr.shape)
+    if slices is None or not slices_contiguous(slices, arr.shape):
+        return res
+    from ._view import View
+
+    get = _GET.kernel(_GET.parse_attrs({"key": static})[0])
+    put = _SET.kernel(_SET.parse_attrs({"key": static})[0])
+    view = View(arr, get, put)
+    view.__dict__["_cache"] = (arr._data, res._data)
+    return view
+
+
+def _drop_leading_ones(arr, static, value):
+    """Basic indexing accepts a value with extra leading axes of length one (MXNet)."""
+    target = _indexed_ndim(arr.ndim, static)
+    extra = value.ndim - target
+    if extra > 0 and all(d == 1 for d in value.shape[:extra]):
+        return value.reshape(value.shape[extra:])
+    return value
+
+
+def _indexed_ndim(ndim, static):
+    """The number of axes of ``arr[key]`` for a basic key."""
+    used = sum(1 for k in static if k[0] in ("s", "i"))
+    out = ndim - used
+    for k in static:
+        if k[0] == "s" or k[0] == "n":
+            out += 1
+    return out
 
 
 def setitem(arr, key, value):
@@ -65,5 +152,7 @@ def setitem(arr, key, value):
     static, arrays = canonical(key)
     if not isinstance(value, NDArray):
         value = NDArray(np.asarray(value, dtype=arr.dtype))
+    if not arrays and value.ndim > 0:
+        value = _drop_leading_ones(arr, static, value)
     res = invoke(_SET, (arr, value, *arrays), {"key": static})
     arr._data, arr._node = res._data, res._node

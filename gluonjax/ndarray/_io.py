@@ -21,9 +21,10 @@ from .._io.atomic import atomic_write
 from .._io.ndformat import SparseRecord, read_arrays, write_arrays
 from ..base import FileFormatError
 from ..context import current_context
+from ..util import np_shape_state
 from .ndarray import NDArray
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "load_frombuffer"]
 
 
 def _host(a, what):
@@ -43,7 +44,9 @@ def save(fname, data):
     """Save an NDArray, a list of NDArrays or a dict str -> NDArray to ``fname``.
 
     The file is MXNet's binary format (``mx.nd.load`` in MXNet 1.x reads it) and
-    is written atomically: an error never leaves a half-written file.
+    is written atomically: an error never leaves a half-written file. Inside
+    ``mx.np_shape(True)`` the records are MXNet's NumPy-shape (V3) records, which
+    load only inside ``np_shape(True)`` again, as in MXNet.
     """
     if isinstance(data, NDArray):
         data = [data]
@@ -61,14 +64,17 @@ def save(fname, data):
             f"nd.save: data is a {type(data).__name__}; it must be an NDArray, a list of "
             f"NDArrays or a dict of str -> NDArray"
         )
-    atomic_write(fname, write_arrays(arrays, names))
+    atomic_write(fname, write_arrays(arrays, names, np_shape=np_shape_state()))
 
 
 def load(fname):
     """Load arrays saved by ``nd.save`` (gluonjax or MXNet): a list, or a dict if named.
 
     float64/int64 arrays load as float32/int32 unless jax's x64 mode is on.
-    Raises :class:`~gluonjax.base.FileFormatError` for a damaged or foreign file.
+    Raises :class:`~gluonjax.base.FileFormatError` for a damaged or foreign file,
+    and (as MXNet) for NumPy-shape records outside ``mx.np_shape(True)`` (unless the file
+    holds a 0-d array, which only such files can) or plain records inside it. Files of
+    MXNet before 0.9 (V0 records) load too. Nothing in the file is unpickled or executed.
     """
     path = os.fspath(fname)
     try:
@@ -76,7 +82,28 @@ def load(fname):
             raw = f.read()
     except IsADirectoryError:
         raise FileFormatError(f"{path}: is a directory, not an NDArray file") from None
-    arrays, names = read_arrays(raw, source=path)
+    return _from_bytes(raw, path)
+
+
+def load_frombuffer(buf):
+    """Load arrays from the bytes of a file written by ``nd.save`` (a list or a dict).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import gluonjax as mx
+    >>> f = os.path.join(tempfile.mkdtemp(), "x.nd")
+    >>> mx.nd.save(f, [mx.nd.ones(2)])
+    >>> mx.nd.load_frombuffer(open(f, "rb").read())[0].asnumpy().tolist()
+    [1.0, 1.0]
+    """
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise FileFormatError(f"load_frombuffer needs bytes, got {type(buf).__name__}")
+    return _from_bytes(bytes(buf), "buffer")
+
+
+def _from_bytes(raw, source):
+    arrays, names = read_arrays(raw, source=source, np_shape=np_shape_state())
     out = _to_nd(arrays)
     return dict(zip(names, out, strict=True)) if names else out
 

@@ -16,7 +16,28 @@ from ..base import MXNetError
 from ..context import context_of
 from ._invoke import check_write, invoke
 
-__all__ = ["NDArray"]
+__all__ = ["NDArray", "TruthValueError"]
+
+# MXNet's module-level names (libraries and MXNet's tests import them from here)
+py_slice = slice
+_DTYPE_NP_TO_MX = {
+    None: -1,
+    np.float32: 0,
+    np.float64: 1,
+    np.float16: 2,
+    np.uint8: 3,
+    np.int32: 4,
+    np.int8: 5,
+    np.int64: 6,
+    np.bool_: 7,
+}
+_DTYPE_MX_TO_NP = {v: k for k, v in _DTYPE_NP_TO_MX.items()}
+_GRAD_REQ_MAP = {"null": 0, "write": 1, "add": 3}
+
+
+class TruthValueError(MXNetError, ValueError):
+    """``bool()`` of an NDArray with more than one element."""
+
 
 # MXNet's storage type ids (``mx.nd.ndarray._STORAGE_TYPE_STR_TO_ID``); see ndarray.sparse
 _STORAGE_TYPE_UNDEFINED = -1
@@ -148,13 +169,14 @@ class NDArray:
         return np.array(self._data)
 
     def asscalar(self):
-        """The value of a one-element array as a Python scalar."""
+        """The value of a one-element array as a NumPy scalar of its dtype (as MXNet)."""
         if self.size != 1:
             raise MXNetError(f"asscalar() needs an array of size 1, got shape {self.shape}")
-        return self.asnumpy().reshape(()).item()
+        return self.asnumpy().reshape(-1)[0]
 
     def item(self):
-        return self.asscalar()
+        """The value of a one-element array as a Python scalar."""
+        return self.asscalar().item()
 
     def __array__(self, dtype=None, copy=None):
         a = np.asarray(self._data)
@@ -217,11 +239,70 @@ class NDArray:
             yield self[i]
 
     def __bool__(self):
-        if self.size != 1:
-            raise MXNetError(
-                f"the truth value of an NDArray with {self.size} elements is ambiguous"
+        n = self.size
+        if n == 0:
+            return False  # as MXNet (with a deprecation warning there)
+        if n != 1:
+            raise TruthValueError(
+                f"the truth value of an NDArray with {n} elements (shape {self.shape}) is "
+                f"ambiguous; use a.asnumpy().any() or a.asnumpy().all()"
             )
         return bool(self.asscalar())
+
+    # ---------------------------------------------------------------- pickling
+    def __getstate__(self):
+        """MXNet's pickled state: ``{'handle': bytes}`` of the array in MXNet's format."""
+        from .._io.ndformat import write_one
+
+        return {"handle": bytearray(write_one(self.asnumpy()))}
+
+    def __setstate__(self, state):
+        """Restore from :meth:`__getstate__` (MXNet's raw array bytes; nothing is
+        unpickled from them). An array saved on a GPU loads on the CPU."""
+        from .._io.ndformat import read_one
+
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise MXNetError("NDArray.__setstate__ needs {'handle': bytes} (MXNet's state)")
+        arr = read_one(bytes(handle), source="pickled NDArray")
+        self._data = jnp.asarray(arr.astype(jax.dtypes.canonicalize_dtype(arr.dtype)))
+
+    def _copy_as(self):
+        """The class a copy gets: views and deferred arrays copy as plain NDArrays."""
+        cls = type(self)
+        return NDArray if isinstance(getattr(cls, "_data", None), property) else cls
+
+    def __reduce_ex__(self, protocol):
+        return _restore, (self._copy_as(), self.__getstate__())
+
+    def __copy__(self):
+        cls = self._copy_as()
+        new = NDArray.__new__(cls)
+        new._data = self._data
+        if cls is type(self):
+            new.__dict__.update(self.__dict__)
+        return new
+
+    def __deepcopy__(self, memo):
+        import copy
+
+        cls = self._copy_as()
+        new = NDArray.__new__(cls)
+        new._data = self._data  # jax arrays are immutable: sharing is a copy
+        if cls is type(self):
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    # ---------------------------------------------------------------- dlpack
+    def to_dlpack_for_read(self):
+        """A DLPack capsule of this array (for reading, e.g. by ``torch.from_dlpack``)."""
+        self._data.block_until_ready()
+        return self._data.__dlpack__()
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule of this array. jax arrays are immutable: a consumer's writes
+        are not seen by this NDArray."""
+        return self.to_dlpack_for_read()
 
     def __float__(self):
         return float(self.asscalar())
@@ -357,12 +438,65 @@ class NDArray:
 
     # ---------------------------------------------------------------- shape helpers
     def reshape(self, *shape, **kwargs):
-        """Reshape with MXNet's special codes (0, -1, -2, -3, -4); ``reverse`` too."""
+        """Reshape with MXNet's special codes (0, -1, -2, -3, -4); ``reverse`` too.
+
+        As in MXNet the result shares memory with this array (a view: writes to
+        either show in the other), except under ``autograd.record()``, where the
+        reshape is recorded.
+        """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         if shape:
             kwargs["shape"] = shape
-        return invoke(_OP("reshape"), (self,), kwargs)
+        res = invoke(_OP("reshape"), (self,), kwargs)
+        if res._node is not None or _autograd.is_recording():
+            return res
+        from ._view import reshape_view
+
+        return reshape_view(self, res.shape)
+
+    def _maybe_view(self, name, kwargs):
+        """``flatten``/``squeeze``/``expand_dims``: a view with ``inplace=True`` (MXNet)."""
+        inplace = kwargs.pop("inplace", False)
+        res = invoke(_OP(name), (self,), kwargs)
+        if not inplace or res._node is not None or _autograd.is_recording():
+            return res
+        from ._view import reshape_view
+
+        return reshape_view(self, res.shape)
+
+    def flatten(self, inplace=False, **kwargs):
+        """Collapse all axes but the first; ``inplace=True`` returns a view (shares memory)."""
+        return self._maybe_view("Flatten", dict(kwargs, inplace=inplace))
+
+    def squeeze(self, axis=None, inplace=False, **kwargs):
+        """Remove axes of length one; ``inplace=True`` returns a view (shares memory)."""
+        return self._maybe_view("squeeze", dict(kwargs, axis=axis, inplace=inplace))
+
+    def expand_dims(self, axis, inplace=False, **kwargs):
+        """Insert an axis of length one; ``inplace=True`` returns a view (shares memory)."""
+        return self._maybe_view("expand_dims", dict(kwargs, axis=axis, inplace=inplace))
+
+    def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+        """Split into pieces along ``axis`` (see ``nd.split_v2``)."""
+        from ._extra import split_v2
+
+        return split_v2(self, indices_or_sections, axis=axis, squeeze_axis=squeeze_axis)
+
+    def moveaxis(self, source, destination):
+        """Move axes to new positions (see ``nd.moveaxis``)."""
+        from ._extra import moveaxis
+
+        return moveaxis(self, source, destination)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether ``a[slc_key]`` (one slice per axis) of a C-contiguous array of ``shape``
+        is one contiguous block: going from the last axis to the first, once an axis is
+        cut to a proper subset every earlier axis may keep at most one element."""
+        from ._indexing import slices_contiguous
+
+        return slices_contiguous(slc_key, shape)
 
     def zeros_like(self):
         return invoke(_OP("zeros_like"), (self,), {})
@@ -388,6 +522,13 @@ class NDArray:
         return cast_storage(self, stype=stype)
 
 
+def _restore(cls, state):
+    """Unpickle an NDArray from MXNet's state (see ``NDArray.__getstate__``)."""
+    obj = NDArray.__new__(cls)
+    obj.__setstate__(state)
+    return obj
+
+
 # Fluent methods: x.sum(axis=1), x.exp(), x.softmax() ... each is the registry op.
 FLUENT = (
     "sum mean max min prod nansum nanprod norm argmax argmin argmax_channel topk sort argsort "
@@ -403,12 +544,16 @@ FLUENT = (
 def _fluent(name):
     op = _OP(name)
 
-    def method(self, *args, **kwargs):
-        if args:
+    def method(self, *args, out=None, **kwargs):
+        args = (self, *args)
+        if len(args) > 1:
             kwargs = dict(kwargs)
-            args = _reg.split_positional_attrs(op, (self, *args), kwargs)
-            return invoke(op, args, kwargs)
-        return invoke(op, (self,), kwargs)
+            args = _reg.split_positional_attrs(op, args, kwargs)
+        if kwargs and any(k not in op.attrs for k in kwargs):  # inputs by name: shape_like=..
+            from ._generate import _named_inputs
+
+            args, kwargs = _named_inputs(op, args, kwargs)
+        return invoke(op, args, kwargs, out)
 
     method.__name__ = name
     method.__doc__ = f"Fluent form of ``nd.{name}(self, ...)``."

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numbers
 
+from .. import random as _random
 from .._ops import registry as _reg
 from ..base import OpError
 from ._creation import _place
@@ -80,7 +81,8 @@ def _helper(dist, params, shape, dtype, ctx, out, kwargs):
         _check(dist, params)
         attrs = dict(zip(_ATTRS.get(dist, ("low", "high")), params, strict=True))
         attrs.update(shape=shape, dtype=dtype, **kwargs)
-        res = invoke(_reg.get(f"_random_{dist}"), (), attrs, out)
+        with _random.drawing_on(ctx):
+            res = invoke(_reg.get(f"_random_{dist}"), (), attrs, out)
         if out is None and ctx is not None:
             res = NDArray(_place(res._data, ctx))
         return res

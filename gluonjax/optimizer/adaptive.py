@@ -35,6 +35,8 @@ class AdaGrad(Optimizer):
         super().__init__(**kwargs)
         self.float_stable_eps = eps
 
+    _mx_single = True  # MXNet: the history array itself
+
     def create_state(self, index, weight):
         return zeros_state(weight, 1)
 

@@ -28,6 +28,8 @@ class Signum(Optimizer):
         Decoupled weight decay (momentum > 0 only, as in MXNet).
     """
 
+    _mx_single = True  # MXNet: the momentum array itself (None without momentum)
+
     def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         if wd_lh and momentum == 0.0:
@@ -69,6 +71,7 @@ class LARS(Optimizer):
     """
 
     clip_in_step = True
+    _mp_state_first = True
 
     def __init__(
         self, momentum=0.0, lazy_update=True, eta=0.001, eps=0, momentum_correction=True, **kwargs
@@ -80,6 +83,9 @@ class LARS(Optimizer):
 
     def _no_wd_name(self, name):
         return not name.endswith("_weight")
+
+    def _to_mx(self, internal):
+        return tuple(internal)  # the state keeps LARS's flags beside the momentum
 
     def create_state(self, index, weight):
         name = str(self.idx2name.get(index, index))
@@ -144,6 +150,14 @@ class DCASGD(Optimizer):
         super().__init__(**kwargs)
         self.momentum, self.lamda = momentum, lamda
         self.weight_previous = {}
+
+    def _to_mx(self, internal):
+        """MXNet's layout: ``(momentum or None, previous weight)``."""
+        internal = tuple(internal)
+        return internal if len(internal) == 2 else (None,) + internal
+
+    def _to_internal(self, state):
+        return tuple(s for s in state if s is not None)
 
     def create_state(self, index, weight):
         prev = jnp.array(weight, copy=True)

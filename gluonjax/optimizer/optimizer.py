@@ -15,7 +15,13 @@ import numpy as np
 
 from ..base import MXNetError
 
-__all__ = ["Optimizer", "register", "create", "preprocess_grad", "MULTS"]
+__all__ = ["Optimizer", "register", "create", "preprocess_grad", "MULTS", "LRSchedulerWarning"]
+
+
+class LRSchedulerWarning(MXNetError, UserWarning):
+    """``set_learning_rate`` on an optimizer driven by an lr_scheduler (MXNet raises a
+    UserWarning there)."""
+
 
 # Bumped when a Parameter's ``lr_mult``/``wd_mult`` is set: ``lrs_wds`` re-reads them then
 MULTS = [0]
@@ -122,7 +128,7 @@ class Optimizer:
     def set_learning_rate(self, lr):
         """Set the base learning rate (not allowed while an lr_scheduler drives it)."""
         if self.lr_scheduler is not None:
-            raise MXNetError(
+            raise LRSchedulerWarning(
                 "LRScheduler of the optimizer has already been defined. Note that "
                 "set_learning_rate can mutate the value of the learning rate of the optimizer "
                 "only when the LRScheduler of the optimizer is undefined."
@@ -208,12 +214,59 @@ class Optimizer:
     def _get_wd(self, index):
         return self.wd * self._mult(index, self.wd_mult, "wd_mult")
 
+    def _get_lrs(self, indices):
+        """Learning rates of several indices (MXNet's aggregated-update helper)."""
+        return [self._get_lr(i) for i in indices]
+
+    def _get_wds(self, indices):
+        """Weight decays of several indices."""
+        return [self._get_wd(i) for i in indices]
+
+    # ------------------------------------------------------------ MXNet's NDArray states
+    #: MXNet's ``create_state`` returns the lone state array itself (SGD's momentum...)
+    _mx_single = False
+    #: MXNet's multi-precision state is ``(state, weight32)`` (SGD, NAG, LARS); else
+    #: ``(weight32, state)`` as its base class
+    _mp_state_first = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # A class with its own pure ``step`` has a ``create_state`` making the rule's
+        # internal state (a tuple of jax arrays). Called with an NDArray weight (MXNet's
+        # API) it returns NDArrays in MXNet's layout instead.
+        if "step" in cls.__dict__ and "create_state" in cls.__dict__:
+            cls.create_state = _mx_create_state(cls.__dict__["create_state"])
+
+    def _to_mx(self, internal):
+        """The rule's state tuple in MXNet's layout: None, the lone array, or a tuple."""
+        internal = tuple(internal)
+        if not internal:
+            return None
+        if len(internal) == 1 and self._mx_single:
+            return internal[0]
+        return internal
+
+    def _to_internal(self, state):
+        """Inverse of :meth:`_to_mx` (an internal tuple passes unchanged)."""
+        if state is None:
+            return ()
+        if isinstance(state, (tuple, list)):
+            return tuple(state)
+        return (state,)
+
     # ------------------------------------------------------------ the rule
     def create_state(self, index, weight):
-        """Initial state for one weight (a tuple of arrays, possibly empty)."""
-        return ()
+        """Initial state for one weight: a tuple of jax arrays for a jax weight (the rule's
+        state), MXNet's layout of NDArrays (None, an NDArray or a tuple) for an NDArray."""
+        return None if _is_nd(weight) else ()
 
     def create_state_multi_precision(self, index, weight):
+        """``create_state``, plus a float32 master copy of a float16 weight when
+        ``multi_precision`` is on (MXNet's layout: see ``_mp_state_first``)."""
+        if self.multi_precision and np.dtype(weight.dtype) == np.float16:
+            w32 = weight.astype(np.float32)
+            inner = self.create_state(index, w32)
+            return (inner, w32) if self._mp_state_first else (w32, inner)
         return self.create_state(index, weight)
 
     def step(self, weight, grad, state, lr, wd, t, key):
@@ -225,7 +278,17 @@ class Optimizer:
         return False
 
     def update(self, index, weight, grad, state):
-        """Eager in-place update of NDArray ``weight`` (MXNet Updater style)."""
+        """Eager in-place update of NDArray ``weight`` (MXNet Updater style).
+
+        ``state`` is what ``create_state`` returned (MXNet's layout or the rule's tuple);
+        its arrays are updated in place. Lists of indices/weights/grads/states update
+        each in turn.
+        """
+        if isinstance(index, (list, tuple)):
+            for i, w, g, s in zip(index, weight, grad, state, strict=True):
+                self.update(i, w, g, s)
+            return
+        state = self._to_internal(state)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
@@ -257,10 +320,44 @@ class Optimizer:
         keep[np.asarray(grad._pattern(), np.int64)] = True
         return jnp.asarray(keep.reshape((-1,) + (1,) * (weight.ndim - 1)))
 
-    update_multi_precision = update
+    def update_multi_precision(self, index, weight, grad, state):
+        """:meth:`update`, on the float32 master copy for float16 weights with
+        ``multi_precision`` (the weight then gets the master copy cast back)."""
+        if isinstance(index, (list, tuple)):
+            for i, w, g, s in zip(index, weight, grad, state, strict=True):
+                self.update_multi_precision(i, w, g, s)
+            return
+        if self.multi_precision and np.dtype(weight.dtype) == np.float16:
+            inner, w32 = state if self._mp_state_first else (state[1], state[0])
+            self.update(index, w32, grad.astype(np.float32), inner)
+            weight._data = w32._data.astype(weight.dtype)
+            return
+        self.update(index, weight, grad, state)
 
     def __repr__(self):
         return f"{type(self).__name__}(learning_rate={self.lr}, wd={self.wd})"
+
+
+def _is_nd(x):
+    from ..ndarray.ndarray import NDArray
+
+    return isinstance(x, NDArray)
+
+
+def _mx_create_state(fn):
+    def create_state(self, index, weight):
+        if not _is_nd(weight):
+            return fn(self, index, weight)
+        from ..ndarray.ndarray import NDArray
+
+        internal = fn(self, index, weight._data)
+        as_nd = jax.tree_util.tree_map(lambda a: NDArray(jax.numpy.asarray(a)), tuple(internal))
+        return self._to_mx(as_nd)
+
+    create_state.__name__ = fn.__name__
+    create_state.__doc__ = fn.__doc__
+    create_state.__wrapped__ = fn
+    return create_state
 
 
 def _unwrap(state):

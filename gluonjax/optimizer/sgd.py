@@ -25,6 +25,8 @@ class SGD(Optimizer):
     """
 
     lazy_rows = True
+    _mx_single = True  # MXNet: the momentum array itself (None without momentum)
+    _mp_state_first = True  # MXNet: (momentum, weight32)
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
@@ -57,6 +59,9 @@ class NAG(Optimizer):
     ----------
     momentum : float, default 0
     """
+
+    _mx_single = True
+    _mp_state_first = True
 
     def __init__(self, momentum=0.0, **kwargs):
         super().__init__(**kwargs)

@@ -137,6 +137,8 @@ def test_broadcast_like_and_axis():
         nd.broadcast_axis(nd.ones((2, 3)), axis=1, size=3)
     with pytest.raises(ShapeError):
         nd.broadcast_like(nd.ones((2, 3)), nd.ones((4, 3)))
+    with pytest.raises(ShapeError, match="empty"):  # MXNet refuses empty axis tuples too
+        nd.broadcast_like(nd.ones((1, 3)), nd.ones((4, 3)), lhs_axes=(), rhs_axes=())
 
 
 @pytest.mark.parametrize(

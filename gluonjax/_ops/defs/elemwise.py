@@ -8,7 +8,7 @@ from jax.scipy import special as jsp
 
 from ..registry import Attr, register
 
-_SCALAR = {"scalar": Attr("float", 1.0, static=False)}
+_SCALAR = {"scalar": Attr("number", 1.0, static=False)}
 
 
 def _same(x, like):
@@ -20,8 +20,28 @@ def _fix(x):
     return jnp.trunc(x)
 
 
+def _divide(a, b):
+    """MXNet's ``/``: true division for floats, C division (toward zero) for integers."""
+    if jnp.issubdtype(a.dtype, jnp.integer) and jnp.issubdtype(b.dtype, jnp.integer):
+        return jax.lax.div(a, b)
+    return jnp.divide(a, b)
+
+
+@jax.custom_jvp
+def _relu(x):
+    return jnp.maximum(x, jnp.zeros((), x.dtype))
+
+
+@_relu.defjvp
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    # MXNet's relu gradient passes NaN through (a NaN input gives a NaN gradient)
+    slope = jnp.where(jnp.isnan(x), x, (x > 0).astype(x.dtype))
+    return _relu(x), slope * t
+
+
 UNARY = {
-    "relu": lambda x: jnp.maximum(x, 0),
+    "relu": _relu,
     "sigmoid": jax.nn.sigmoid,
     "tanh": jnp.tanh,
     "exp": jnp.exp,
@@ -74,6 +94,19 @@ _UNARY_ALIASES = {
     "_copy": ("identity",),
 }
 
+
+def _keep_ints(fn):
+    """Rounding functions leave integer arrays unchanged (exact, as in MXNet)."""
+
+    def impl(x):
+        return x if jnp.issubdtype(x.dtype, jnp.integer) else fn(x)
+
+    return impl
+
+
+for _name in ("floor", "ceil", "round", "rint", "trunc", "fix"):
+    UNARY[_name] = _keep_ints(UNARY[_name])
+
 for _name, _fn in UNARY.items():
     register(
         _name,
@@ -87,7 +120,7 @@ BINARY = {
     "add": jnp.add,
     "sub": jnp.subtract,
     "mul": jnp.multiply,
-    "div": jnp.divide,
+    "div": _divide,
     "mod": jnp.mod,
     "power": jnp.power,
     "maximum": jnp.maximum,
@@ -166,8 +199,8 @@ SCALAR = {
     "_minus_scalar": (jnp.subtract, False),
     "_rminus_scalar": (jnp.subtract, True),
     "_mul_scalar": (jnp.multiply, False),
-    "_div_scalar": (jnp.divide, False),
-    "_rdiv_scalar": (jnp.divide, True),
+    "_div_scalar": (_divide, False),
+    "_rdiv_scalar": (_divide, True),
     "_mod_scalar": (jnp.mod, False),
     "_rmod_scalar": (jnp.mod, True),
     "_power_scalar": (jnp.power, False),

@@ -37,6 +37,7 @@ def _axis(a, ndim):
         "keepdims": Attr("bool", False),
         "mode": Attr("str", "clip", choices=("clip", "wrap")),
     },
+    aliases=("choose_element_0index",),
 )
 def pick(data, index, *, axis, keepdims, mode):
     """``out[i, j] = data[i, index[i, j], j]`` along ``axis``; index has data's shape

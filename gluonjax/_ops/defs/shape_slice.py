@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -146,6 +147,8 @@ def broadcast_like(lhs, rhs, *, lhs_axes, rhs_axes):
     """Broadcast ``lhs`` to ``rhs``'s shape, or only ``lhs_axes`` to ``rhs``'s ``rhs_axes``."""
     if lhs_axes is None and rhs_axes is None:
         return _broadcast(lhs, rhs.shape)
+    if lhs_axes == () or rhs_axes == ():
+        raise ValueError("empty lhs_axes/rhs_axes are not allowed; omit both to broadcast all axes")
     lhs_axes, rhs_axes = lhs_axes or (), rhs_axes or ()
     if len(lhs_axes) != len(rhs_axes):
         raise ValueError(f"lhs_axes {lhs_axes} and rhs_axes {rhs_axes} differ in length")
@@ -190,7 +193,7 @@ _CAST_DTYPES = (
 def cast(data, *, dtype):
     """Convert to ``dtype``. Float to (u)int8 wraps around as C/MXNet does (300 -> 44);
     int64/float64 stay 32-bit while jax x64 is off."""
-    dt = dtype_of(dtype)
+    dt = jax.dtypes.canonicalize_dtype(dtype_of(dtype))
     if dt == np.bool_:
         return data != 0
     if dt.itemsize == 1 and dt.kind in "iu" and jnp.issubdtype(data.dtype, jnp.inexact):

@@ -1,0 +1,271 @@
+"""``mx.operator``: operators written in Python (``CustomOp``, ``CustomOpProp``, ``register``).
+
+As in MXNet: subclass :class:`CustomOpProp` to describe the operator (arguments,
+outputs, shape and type inference) and create it, subclass :class:`CustomOp` for
+``forward``/``backward`` on NDArrays, register the prop under a name, and call it
+with ``mx.nd.Custom(*inputs, op_type=name, **kwargs)`` (keyword arguments reach the
+prop's constructor as strings, as in MXNet). Under ``autograd.record()`` the
+op's ``backward`` gives the input gradients (through ``mx.autograd.Function``).
+
+Examples
+--------
+>>> import gluonjax as mx
+>>> class Scale(mx.operator.CustomOp):
+...     def __init__(self, k):
+...         super().__init__()
+...         self.k = k
+...     def forward(self, is_train, req, in_data, out_data, aux):
+...         self.assign(out_data[0], req[0], in_data[0] * self.k)
+...     def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+...         self.assign(in_grad[0], req[0], out_grad[0] * self.k)
+>>> @mx.operator.register("demo_scale")
+... class ScaleProp(mx.operator.CustomOpProp):
+...     def __init__(self, k="2"):
+...         super().__init__(need_top_grad=True)
+...         self.k = float(k)
+...     def create_operator(self, ctx, shapes, dtypes):
+...         return Scale(self.k)
+>>> x = mx.nd.array([1.0, 2.0]); x.attach_grad()
+>>> with mx.autograd.record():
+...     y = mx.nd.Custom(x, op_type="demo_scale", k=3)
+>>> y.backward(); (y.asnumpy().tolist(), x.grad.asnumpy().tolist())
+([3.0, 6.0], [3.0, 3.0])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import MXNetError
+
+__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators", "Custom"]
+
+_REGISTRY: dict = {}
+
+
+class CustomOpError(MXNetError, ValueError):
+    """A custom operator that is unknown, or whose prop or op misbehaves."""
+
+
+class CustomOp:
+    """Base class of Python operators: define ``forward`` and ``backward``."""
+
+    def __init__(self):
+        pass
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        """Compute ``out_data`` from ``in_data`` (write with :meth:`assign`).
+
+        Parameters
+        ----------
+        is_train : bool
+        req : list of {'null', 'write', 'inplace', 'add'}
+            How each output is to be written.
+        in_data, out_data, aux : list of NDArray
+        """
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        """Compute ``in_grad`` from ``out_grad`` (write with :meth:`assign`)."""
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def assign(self, dst, req, src):
+        """Write ``src`` into NDArray ``dst`` as ``req`` says ('null': nothing, 'write' or
+        'inplace': overwrite, 'add': accumulate)."""
+        if req == "null":
+            return
+        if req in ("write", "inplace"):
+            dst[:] = src
+        elif req == "add":
+            dst[:] = dst + src
+        else:
+            raise CustomOpError(f"assign: unknown req {req!r} (null, write, inplace or add)")
+
+
+class CustomOpProp:
+    """Base class of operator descriptions: arguments, outputs, inference, creation.
+
+    Parameters
+    ----------
+    need_top_grad : bool
+        Whether ``backward`` needs the output gradients (False for losses).
+    """
+
+    def __init__(self, need_top_grad=True):
+        self.need_top_grad_ = need_top_grad
+
+    def infer_shape(self, in_shape):
+        """``(arg_shapes, out_shapes, aux_shapes)``; by default every output and auxiliary
+        state has the first input's shape."""
+        first = in_shape[0]
+        return (
+            in_shape,
+            [first] * len(self.list_outputs()),
+            [first] * len(self.list_auxiliary_states()),
+        )
+
+    def infer_type(self, in_type):
+        """``(arg_types, out_types, aux_types)``; by default the first input's type."""
+        t = in_type[0]
+        return (
+            [t] * len(in_type),
+            [t] * len(self.list_outputs()),
+            [t] * len(self.list_auxiliary_states()),
+        )
+
+    def infer_storage_type(self, in_stype):
+        """Dense storage for every array (gluonjax arrays are dense)."""
+        return (
+            ["default"] * len(in_stype),
+            ["default"] * len(self.list_outputs()),
+            ["default"] * len(self.list_auxiliary_states()),
+        )
+
+    def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype, aux_stype):
+        """Dense storage for every gradient."""
+        return (
+            ["default"] * len(ograd_stype),
+            ["default"] * len(in_stype),
+            ["default"] * len(out_stype),
+            ["default"] * len(igrad_stype),
+            ["default"] * len(aux_stype),
+        )
+
+    def list_outputs(self):
+        """Output names (default ``['output']``)."""
+        return ["output"]
+
+    def list_arguments(self):
+        """Input names (default ``['data']``)."""
+        return ["data"]
+
+    def list_auxiliary_states(self):
+        """Auxiliary state names (default none)."""
+        return []
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        """The arrays ``backward`` reads (all of them by default)."""
+        deps = list(out_grad) if self.need_top_grad_ else []
+        return deps + list(in_data) + list(out_data)
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        """The :class:`CustomOp` for these input shapes and dtypes."""
+        return CustomOp()
+
+
+def register(reg_name):
+    """Class decorator: register a :class:`CustomOpProp` subclass as ``op_type=reg_name``."""
+
+    def deco(prop_cls):
+        if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
+            raise CustomOpError(f"register({reg_name!r}) decorates CustomOpProp subclasses")
+        _REGISTRY[reg_name] = prop_cls
+        return prop_cls
+
+    return deco
+
+
+def get_all_registered_operators():
+    """The names of the registered custom operators."""
+    return sorted(_REGISTRY)
+
+
+def _prop(op_type, kwargs):
+    cls = _REGISTRY.get(op_type)
+    if cls is None:
+        raise CustomOpError(
+            f"Custom: no operator registered as op_type={op_type!r}; registered: "
+            f"{get_all_registered_operators()} (use @mx.operator.register(name))"
+        )
+    return cls(**{k: str(v) for k, v in kwargs.items()})
+
+
+def _inference(prop, inputs, n_args):
+    shapes = [x.shape for x in inputs]
+    res = prop.infer_shape(shapes[:n_args])
+    out_shapes = list(res[1])
+    types = [x.dtype for x in inputs]
+    tres = prop.infer_type(types[:n_args])
+    out_types = list(tres[1])
+    return out_shapes, out_types
+
+
+def Custom(*args, op_type=None, name=None, out=None, **kwargs):  # noqa: N802  (MXNet's name)
+    """Run the custom operator registered as ``op_type`` on NDArrays.
+
+    Inputs are the positional NDArrays (arguments, then auxiliary states), or given
+    by name; other keyword arguments go to the prop's constructor as strings.
+    Returns one NDArray or a list (several outputs).
+    """
+    from .context import current_context
+    from .ndarray import NDArray, zeros
+
+    if op_type is None:
+        raise CustomOpError("Custom needs op_type=<registered name>")
+    named = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
+    params = {k: v for k, v in kwargs.items() if k not in named}
+    prop = _prop(op_type, params)
+    arg_names = prop.list_arguments()
+    aux_names = prop.list_auxiliary_states()
+    inputs = list(args)
+    for n in (arg_names + aux_names)[len(inputs) :]:
+        if n in named:
+            inputs.append(named.pop(n))
+    if named:
+        raise CustomOpError(
+            f"Custom({op_type}): unknown input(s) {sorted(named)}; inputs are "
+            f"{arg_names + aux_names}"
+        )
+    if len(inputs) != len(arg_names) + len(aux_names):
+        raise CustomOpError(
+            f"Custom({op_type}): {len(inputs)} inputs given, the prop lists arguments "
+            f"{arg_names} and auxiliary states {aux_names}"
+        )
+    n_args = len(arg_names)
+    out_shapes, out_types = _inference(prop, inputs, n_args)
+    op = prop.create_operator(
+        current_context(), [x.shape for x in inputs[:n_args]], [x.dtype for x in inputs[:n_args]]
+    )
+    fn = _CustomFunction(op, n_args, out_shapes, out_types, zeros)
+    res = fn(*inputs)
+    outs = res if isinstance(res, list) else [res]
+    if out is not None:
+        targets = out if isinstance(out, (list, tuple)) else [out]
+        for t, r in zip(targets, outs):
+            t._data, t._node = r._data, r._node
+        return out
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _function_base():
+    from . import autograd
+
+    return autograd.Function
+
+
+class _CustomFunction(_function_base()):
+    """A CustomOp seen through ``autograd.Function`` (forward, and backward when recorded)."""
+
+    def __init__(self, op, n_args, out_shapes, out_types, zeros):
+        self._op = op
+        self._n_args = n_args
+        self._out = list(zip(out_shapes, out_types))
+        self._zeros = zeros
+        self._inputs = None
+        self._outputs = None
+
+    def forward(self, *inputs):
+        from . import autograd
+
+        data, aux = list(inputs[: self._n_args]), list(inputs[self._n_args :])
+        outs = [self._zeros(tuple(s), dtype=np.dtype(t)) for s, t in self._out]
+        self._op.forward(autograd.is_training(), ["write"] * len(outs), data, outs, aux)
+        self._inputs, self._outputs = inputs, [o.copy() for o in outs]
+        return outs if len(outs) > 1 else outs[0]
+
+    def backward(self, *out_grads):
+        inputs = self._inputs
+        data, aux = list(inputs[: self._n_args]), list(inputs[self._n_args :])
+        grads = [self._zeros(x.shape, dtype=x.dtype) for x in data]
+        self._op.backward(["write"] * len(grads), list(out_grads), data, self._outputs, grads, aux)
+        return grads + [self._zeros(a.shape, dtype=a.dtype) for a in aux]
