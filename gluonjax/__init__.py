@@ -31,6 +31,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     optimizer,  # noqa: E402
     random,
     symbol,  # noqa: E402
+    util,
     viz,  # noqa: E402
 )
 from . import initializer as init  # noqa: E402
@@ -40,6 +41,7 @@ from . import symbol as sym  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from .base import MXNetError  # noqa: E402
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
+from .util import is_np_shape, np_shape, set_np_shape, use_np_shape  # noqa: E402
 
 __all__ = [
     "base",
@@ -74,4 +76,9 @@ __all__ = [
     "mod",
     "viz",
     "contrib",
+    "util",
+    "is_np_shape",
+    "set_np_shape",
+    "np_shape",
+    "use_np_shape",
 ]

@@ -6,6 +6,8 @@ MXNet 1.x, so ``except mx.base.MXNetError`` keeps working in old scripts.
 
 from __future__ import annotations
 
+import numpy as _np
+
 __all__ = [
     "MXNetError",
     "OpError",
@@ -17,7 +19,12 @@ __all__ = [
     "HybridizationError",
     "FileFormatError",
     "ParameterMismatchError",
+    "NotImplementedForSymbol",
+    "mx_real_t",
 ]
+
+mx_real_t = _np.float32
+"""MXNet's default real type (``float32``)."""
 
 
 class MXNetError(RuntimeError):
@@ -61,3 +68,30 @@ class ParameterMismatchError(MXNetError, KeyError):
 
     def __str__(self):  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
+
+
+class NotImplementedForSymbol(MXNetError):
+    """An NDArray-only operation (``bool()``, ``asnumpy()``...) applied to a declarative
+    Symbol, which has no value.
+
+    Parameters
+    ----------
+    function : callable or str
+        What was called.
+    alias : str, optional
+        The operator or Python name the user wrote (``'bool'``, ``'+'``).
+    """
+
+    def __init__(self, function, alias=None, *args):
+        super().__init__(function, alias, *args)
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = tuple(str(type(a)) for a in args)
+
+    def __str__(self):
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f' (namely operator "{self.alias}")'
+        if self.args:
+            msg += " with arguments (" + ", ".join(self.args) + ")"
+        return msg + " is not implemented for Symbol and only available in NDArray."

@@ -230,19 +230,32 @@ class Symbol:
 
     # ------------------------------------------------------------ inference
     def infer_shape(self, *args, **kwargs):
+        """``(arg_shapes, out_shapes, aux_shapes)`` given some input shapes (by position or
+        name); ``(None, None, None)`` with a warning if a shape stays unknown. A 0 in a
+        shape is an unknown dimension (-1 under ``mx.util.np_shape()``)."""
         from ._infer import infer_shape
 
         return infer_shape(self, args, kwargs, partial=False)
 
     def infer_shape_partial(self, *args, **kwargs):
+        """As :meth:`infer_shape`, with ``()`` (None under ``np_shape``) for unknown shapes
+        and 0 (-1) for unknown dimensions."""
         from ._infer import infer_shape
 
         return infer_shape(self, args, kwargs, partial=True)
 
     def infer_type(self, *args, **kwargs):
+        """``(arg_types, out_types, aux_types)`` given some input dtypes (by position or
+        name); ``(None, None, None)`` with a warning if a type stays unknown."""
         from ._infer import infer_type
 
         return infer_type(self, args, kwargs)
+
+    def infer_type_partial(self, *args, **kwargs):
+        """As :meth:`infer_type`, with None for the types that stay unknown."""
+        from ._infer import infer_type
+
+        return infer_type(self, args, kwargs, partial=True)
 
 
 # MXNet's Symbol operators call the legacy CamelCase internals (``_PlusScalar``),
