@@ -15,12 +15,61 @@ them.
 
 from __future__ import annotations
 
+import collections
+import threading
+
 import jax
 import jax.numpy as jnp
 
 from ..symbol._eval import graph_function
 
-__all__ = ["Program"]
+__all__ = ["Program", "program_for"]
+
+# compiled programs by graph structure: executors of equal graphs (rebinding, the same
+# symbol bound several times, bucketing modules) share one Program and its jit caches
+_PROGRAMS = collections.OrderedDict()
+_PROGRAMS_MAX = 64
+_LOCK = threading.Lock()
+
+
+def _signature(symbol):
+    """A hashable description of everything the compiled program depends on, or None."""
+    from ..symbol._node import topo
+
+    order = topo(symbol._outputs)
+    index = {id(n): i for i, n in enumerate(order)}
+    sig = []
+    for n in order:
+        if n.op is None:
+            sig.append((None, n.name))
+        else:
+            ins = tuple((index[id(s)], i) for s, i in n.inputs)
+            sig.append((n.op.name, n.name, n.static_key, n.dyn, ins, n.num_outputs))
+    sig.append(tuple((index[id(n)], i) for n, i in symbol._outputs))
+    sig = tuple(sig)
+    try:
+        hash(sig)
+    except TypeError:
+        return None
+    return sig
+
+
+def program_for(symbol):
+    """The :class:`Program` of ``symbol``, shared with earlier equal graphs."""
+    key = _signature(symbol)
+    if key is None:
+        return Program(symbol)
+    with _LOCK:
+        prog = _PROGRAMS.get(key)
+        if prog is not None:
+            _PROGRAMS.move_to_end(key)
+            return prog
+    prog = Program(symbol)
+    with _LOCK:
+        _PROGRAMS[key] = prog
+        while len(_PROGRAMS) > _PROGRAMS_MAX:
+            _PROGRAMS.popitem(last=False)
+    return prog
 
 
 class Program:

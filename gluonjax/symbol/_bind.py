@@ -67,6 +67,43 @@ def _grad_reqs(sym, grad_req):
     return {n: "write" if r == "inplace" else r for n, r in reqs.items()}
 
 
+# ops MXNet 1.9.1 registers without a gradient: binding for a gradient through them fails
+_NON_DIFFERENTIABLE = frozenset({"batch_take", "argmax_channel", "_shuffle"})
+_STOPS = frozenset({"BlockGrad"})
+
+
+def check_differentiable(sym, reqs):
+    """Raise BindError if a gradient must flow through an op MXNet cannot differentiate.
+
+    That is an op without a gradient whose output reaches an output of ``sym`` (not
+    through ``stop_gradient``) and whose inputs depend on an argument with a gradient.
+    """
+    from ._node import topo
+
+    nodes = topo(sym._outputs)
+    wanted = {n for n, r in reqs.items() if r != "null"}
+    if not wanted:
+        return
+    carries = set()
+    for node in nodes:
+        if node.op is None:
+            if node.name in wanted:
+                carries.add(id(node))
+        elif node.op.name not in _STOPS and any(id(s) in carries for s, _ in node.inputs):
+            carries.add(id(node))
+    live = {id(n) for n, _ in sym._outputs}
+    for node in reversed(nodes):
+        if id(node) not in live or node.op is None or node.op.name in _STOPS:
+            continue
+        live.update(id(s) for s, _ in node.inputs)
+        if node.op.name in _NON_DIFFERENTIABLE and id(node) in carries:
+            raise _err(
+                f"Operator {node.op.name} (node '{node.name}') is non-differentiable: MXNet "
+                f"registers no gradient for it. Bind with grad_req='null' for the arguments "
+                f"before it, or cut the gradient with mx.sym.stop_gradient"
+            )
+
+
 def _arrays(names, given, what, required):
     """A list of NDArrays (or None) in ``names`` order from a list or a dict."""
     if given is None:
@@ -129,6 +166,9 @@ def bind(
     grad_arrays = _arrays(arg_names, args_grad, "args_grad", False)
     aux_arrays = _arrays(aux_names, aux_states, "aux_states", True)
     reqs = _grad_reqs(self, grad_req)
+    check_differentiable(
+        self, {n: r for (n, r), g in zip(reqs.items(), grad_arrays, strict=False) if g is not None}
+    )
     for n, a, g in zip(arg_names, arg_arrays, grad_arrays, strict=False):
         if g is not None and g.shape != a.shape:
             raise _err(f"args_grad['{n}'] has shape {g.shape}, the argument has {a.shape}")
@@ -179,6 +219,7 @@ def simple_bind(
     arg_shapes, _, aux_shapes = infer_all(self, kwargs)
     arg_types, aux_types = _infer_types(self, type_dict)
     reqs = _grad_reqs(self, grad_req)
+    check_differentiable(self, reqs)
     arg_names, aux_names = self.list_arguments(), self.list_auxiliary_states()
     shared = set(shared_arg_names or ()) if shared_exec is not None else set()
     s_args = shared_exec.arg_dict if shared_exec is not None else {}

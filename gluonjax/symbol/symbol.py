@@ -11,11 +11,21 @@ from __future__ import annotations
 import numpy as np
 
 from .. import attribute as _attribute
-from ..base import HybridizationError, MXNetError
+from ..base import HybridizationError, MXNetError, NotImplementedForSymbol
 from . import _surface
 from ._node import Node, topo
 
 __all__ = ["Symbol", "var", "Variable", "Group", "create", "hint_of"]
+
+
+class TracedBoolError(HybridizationError, NotImplementedForSymbol):
+    """``bool()``/``float()`` of a traced symbol inside a hybridized forward."""
+
+    def __init__(self, msg):
+        MXNetError.__init__(self, msg)
+
+    def __str__(self):
+        return str(self.args[0])
 
 
 class Symbol:
@@ -158,6 +168,11 @@ class Symbol:
         """The inputs of this symbol's node(s) as a group (None for a variable)."""
         return _surface.get_children(self)
 
+    def _gen_atomic_symbol(self):
+        """A symbol with this symbol's (single) op and attributes applied to fresh
+        variables: the op alone, without the graph that feeds it."""
+        return _surface.gen_atomic(self)
+
     # ------------------------------------------------------------ values
     @property
     def shape(self):
@@ -196,7 +211,9 @@ class Symbol:
     asscalar = asnumpy
 
     def __bool__(self):
-        raise HybridizationError(
+        if self._value is None:
+            raise NotImplementedForSymbol(self.__bool__, "bool")
+        raise TracedBoolError(
             f"Python control flow on the value of {self!r} inside a hybridized block: "
             f"a trace cannot follow it. Use F.where(cond, x, y), or "
             f"F.contrib.cond / while_loop / foreach, or call hybridize(False)."
