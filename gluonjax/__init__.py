@@ -30,6 +30,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     ndarray,  # noqa: E402
     optimizer,  # noqa: E402
     random,
+    rnn,
     symbol,  # noqa: E402
     util,
     viz,  # noqa: E402
@@ -77,6 +78,7 @@ __all__ = [
     "viz",
     "contrib",
     "util",
+    "rnn",
     "is_np_shape",
     "set_np_shape",
     "np_shape",

@@ -190,6 +190,17 @@ class Executor:
         is_train : bool, default True
             Mode the forward pass is recomputed in.
         """
+        diff, add = [], []
+        triples = zip(self._arg_names, self.grad_arrays, self.arg_arrays, strict=False)
+        for name, garr, arr in triples:
+            req = self._grad_req.get(name, "null")
+            if garr is None or req == "null" or not jnp.issubdtype(arr.dtype, jnp.inexact):
+                continue
+            diff.append(name)
+            if req == "add":
+                add.append(name)
+        if not diff:
+            return
         outs = self.outputs
         if out_grads is None:
             pairs = zip(self._output_names, self._program.no_head, strict=False)
@@ -217,17 +228,6 @@ class Executor:
                         f"output has {o.shape}"
                     )
                 heads.append(_raw(g))
-        diff, add = [], []
-        triples = zip(self._arg_names, self.grad_arrays, self.arg_arrays, strict=False)
-        for name, garr, arr in triples:
-            req = self._grad_req.get(name, "null")
-            if garr is None or req == "null" or not jnp.issubdtype(arr.dtype, jnp.inexact):
-                continue
-            diff.append(name)
-            if req == "add":
-                add.append(name)
-        if not diff:
-            return
         if self._saved is None:
             args, aux = self._values()
             key, counter = self._key()

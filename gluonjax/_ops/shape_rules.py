@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .defs.elemwise import SCALAR, UNARY
 
-__all__ = ["ShapeConflict", "merge", "is_known", "rule_for"]
+__all__ = ["ShapeConflict", "merge", "is_known", "rule_for", "is_creation", "attr_shape"]
 
 
 class ShapeConflict(ValueError):
@@ -255,8 +255,32 @@ def _build():
     )
 
 
+def attr_shape(shape):
+    """A ``shape`` attribute as a partial shape: unknown dims are 0 (-1 under np_shape)."""
+    from ..util import is_np_shape
+
+    if shape is None:
+        return None
+    unknown = (lambda d: d < 0) if is_np_shape() else (lambda d: d <= 0)
+    return tuple(-1 if unknown(d) else int(d) for d in shape)
+
+
+def is_creation(op):
+    """Whether ``op`` makes an array from its ``shape`` attribute alone (``_zeros``,
+    ``_random_uniform``...): such a node may leave dimensions to shape inference."""
+    return not callable(op.inputs) and not op.inputs and "shape" in op.attrs
+
+
+def _creation(attrs, names, ins, outs):
+    """MXNet's InitShape: the output is the ``shape`` attribute, whose unknown dims
+    (0, or -1 under np_shape) come from the consumers of the output."""
+    return ins, [attr_shape(attrs["shape"])]
+
+
 def rule_for(op):
     """``(rule or None, replaces_forward)`` for registry op ``op``."""
     if not _RULES:
         _build()
+    if is_creation(op):
+        return _creation, True
     return _RULES.get(op.name), op.name in _REPLACES

@@ -14,6 +14,7 @@ import jax
 
 from .. import autograd as _ag
 from .. import random as _random
+from .._ops.shape_rules import attr_shape, is_creation, is_known
 from ..base import MXNetError
 from ._node import topo
 
@@ -28,6 +29,15 @@ class GraphFunction:
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self._plan = []
+        # creation ops whose shape attribute leaves dims to shape inference (MXNet's
+        # ``sym.zeros((0, n))`` begin states): their shapes are found per input shapes
+        self.deferred = [
+            n
+            for n in self.nodes
+            if n.op is not None
+            and is_creation(n.op)
+            and not is_known(attr_shape(n.attr_dict().get("shape")))
+        ]
         for node in self.nodes:
             if node.op is None:
                 self._plan.append((node, None, None))
@@ -40,8 +50,29 @@ class GraphFunction:
             )
             self._plan.append((node, names, aux_slots))
 
+    def _deferred_keys(self, args, aux):
+        """{id(node): (static_key, dyn)} of the deferred creation nodes for these inputs."""
+        from ._infer_graph import infer_dtypes, infer_shapes
+
+        values = {**aux, **args}
+        shapes = {n: tuple(v.shape) for n, v in values.items()}
+        dtypes = infer_dtypes(self.symbol, {n: v.dtype for n, v in values.items()})
+        table = infer_shapes(self.symbol, shapes, dtypes)
+        keys = {}
+        for node in self.deferred:
+            shape = table.get((id(node), 0))
+            if not is_known(shape):
+                raise MXNetError(
+                    f"node '{node.name}' ({node.op.name}) has shape "
+                    f"{node.attr_dict().get('shape')} with unknown dimensions that shape "
+                    f"inference cannot find from the inputs {shapes}"
+                )
+            keys[id(node)] = node.op.parse_attrs({**node.attrs, "shape": shape})
+        return keys
+
     def __call__(self, args, aux, seed_key=None, counter=None, training=False):
         env, new_aux = {}, {}
+        overrides = self._deferred_keys(args, aux) if self.deferred else {}
         scope = _random.traced_key(seed_key, counter) if seed_key is not None else _NoScope()
         with scope, _ag._Scope(None, training):
             for node, _names, aux_slots in self._plan:
@@ -60,7 +91,7 @@ class GraphFunction:
                         )
                     continue
                 ins = [env[(id(src), idx)] for src, idx in node.inputs]
-                outs, updated = run_node(node, ins)
+                outs, updated = run_node(node, ins, overrides.get(id(node)))
                 for (_k, aux_name), value in zip(aux_slots, updated or ()):
                     new_aux[aux_name] = value
                 for i, o in enumerate(outs):
@@ -76,16 +107,19 @@ class _NoScope:
         return False
 
 
-def run_node(node, ins):
-    """Run one op node on input values: ``(outputs list, new aux values or None)``."""
+def run_node(node, ins, override=None):
+    """Run one op node on input values: ``(outputs list, new aux values or None)``.
+
+    ``override`` is a ``(static_key, dyn)`` pair replacing the node's attributes.
+    """
     op = node.op
-    key = node.static_key
+    key, dyn = override if override is not None else (node.static_key, node.dyn)
     if op.mode:
         key = key[:-1] + (_ag.is_training(),)
     vals = list(ins)
     if op.random:
         vals[0:0] = _random.key_and_counter()
-    vals.extend(node.dyn)
+    vals.extend(dyn)
     try:
         # the node's MXNet name rides along in the jaxpr (export names nodes with it)
         with jax.named_scope(node.name):
