@@ -26,6 +26,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     metric,  # noqa: E402
     model,
     module,
+    monitor,
     name,
     ndarray,  # noqa: E402
     optimizer,  # noqa: E402
@@ -37,6 +38,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
 )
 from . import initializer as init  # noqa: E402
 from . import module as mod  # noqa: E402
+from . import monitor as mon  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import symbol as sym  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
@@ -79,6 +81,8 @@ __all__ = [
     "contrib",
     "util",
     "rnn",
+    "monitor",
+    "mon",
     "is_np_shape",
     "set_np_shape",
     "np_shape",

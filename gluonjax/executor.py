@@ -239,6 +239,12 @@ class Executor:
         for name in diff:
             arr = gdict[name]
             arr._data, arr._node = grads[name].astype(arr.dtype), None
+        if self._monitor is not None:
+            from .symbol._eval_monitor import node_input_grads
+
+            found = node_input_grads(self._program.graph, args, aux, key, counter, heads, is_train)
+            for name, value in found:
+                self._monitor[0](name, NDArray(value))
 
     # ------------------------------------------------------------ parameters
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -321,7 +327,9 @@ class Executor:
     # ------------------------------------------------------------ debugging
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, NDArray)`` after each forward for every internal output
-        (and with ``monitor_all`` every input); computed by one extra compiled call."""
+        (and with ``monitor_all`` every input), computed by one extra compiled call; and
+        after each backward for the gradient each op passes to each of its inputs
+        (``<node>_backward_output<k>``, recomputed op by op)."""
         self._monitor = (callback, monitor_all)
 
     def _run_monitor(self, args, aux, key, counter, is_train):

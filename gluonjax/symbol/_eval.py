@@ -70,25 +70,29 @@ class GraphFunction:
             keys[id(node)] = node.op.parse_attrs({**node.attrs, "shape": shape})
         return keys
 
+    def input_value(self, name, args, aux, new_aux):
+        """The value of graph input ``name`` (an auxiliary state updated earlier wins)."""
+        for table in (new_aux, args, aux):
+            if name in table:
+                return table[name]
+        raise MXNetError(
+            f"graph input '{name}' was not given; the graph needs arguments "
+            f"{self.arg_names} and auxiliary states {self.aux_names}"
+        )
+
+    def scope(self, seed_key, counter, training):
+        """The random-key and train-mode scope a run of the graph needs."""
+        rnd = _random.traced_key(seed_key, counter) if seed_key is not None else _NoScope()
+        return rnd, _ag._Scope(None, training)
+
     def __call__(self, args, aux, seed_key=None, counter=None, training=False):
         env, new_aux = {}, {}
         overrides = self._deferred_keys(args, aux) if self.deferred else {}
-        scope = _random.traced_key(seed_key, counter) if seed_key is not None else _NoScope()
-        with scope, _ag._Scope(None, training):
+        rnd, mode = self.scope(seed_key, counter, training)
+        with rnd, mode:
             for node, _names, aux_slots in self._plan:
                 if node.op is None:
-                    name = node.name
-                    if name in new_aux:
-                        env[(id(node), 0)] = new_aux[name]
-                    elif name in args:
-                        env[(id(node), 0)] = args[name]
-                    elif name in aux:
-                        env[(id(node), 0)] = aux[name]
-                    else:
-                        raise MXNetError(
-                            f"graph input '{name}' was not given; the graph needs arguments "
-                            f"{self.arg_names} and auxiliary states {self.aux_names}"
-                        )
+                    env[(id(node), 0)] = self.input_value(node.name, args, aux, new_aux)
                     continue
                 ins = [env[(id(src), idx)] for src, idx in node.inputs]
                 outs, updated = run_node(node, ins, overrides.get(id(node)))
