@@ -227,6 +227,8 @@ _SAME_DATA = (
     "softmin",
     "SoftmaxActivation",
     "BatchNorm",
+    "_contrib_BatchNormWithReLU",
+    "_contrib_SyncBatchNorm",
     "LayerNorm",
     "InstanceNorm",
     "GroupNorm",
