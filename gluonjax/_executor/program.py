@@ -80,6 +80,9 @@ class Program:
         self.graph = graph_function(symbol)
         self.random = any(n.op is not None and n.op.random for n in self.graph.nodes)
         self.no_head = [n.op is not None and n.op.head_free for n, _ in symbol._outputs]
+        # only train/predict-mode ops (Dropout, BatchNorm...) read the mode: without them
+        # the training and inference programs are one (one compilation fewer)
+        self.moded = any(n.op is not None and n.op.mode for n in self.graph.nodes)
         self._fwd = jax.jit(self._forward, static_argnames=("training",))
         self._bwd = {}
         self._internals = None
@@ -89,7 +92,7 @@ class Program:
 
     def forward(self, args, aux, seed_key, counter, training):
         """``(outputs list, new aux dict)`` as jax arrays."""
-        return self._fwd(args, aux, seed_key, counter, training=bool(training))
+        return self._fwd(args, aux, seed_key, counter, training=bool(training) and self.moded)
 
     def output_specs(self, args, aux, seed_key, counter):
         """Shapes/dtypes of the outputs (``jax.ShapeDtypeStruct``), without running."""
@@ -100,7 +103,7 @@ class Program:
 
     def backward(self, diff_names, add_names, training):
         """The jitted ``fn(args, aux, key, counter, heads, old_grads) -> {name: grad}``."""
-        cache_key = (tuple(diff_names), tuple(add_names), bool(training))
+        cache_key = (tuple(diff_names), tuple(add_names), bool(training) and self.moded)
         fn = self._bwd.get(cache_key)
         if fn is None:
             fn = self._bwd[cache_key] = jax.jit(self._make_backward(*cache_key))
