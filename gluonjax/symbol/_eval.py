@@ -38,6 +38,7 @@ class GraphFunction:
             and is_creation(n.op)
             and not is_known(attr_shape(n.attr_dict().get("shape")))
         ]
+        self._by_id = {id(n): n for n in self.deferred}
         for node in self.nodes:
             if node.op is None:
                 self._plan.append((node, None, None))
@@ -52,23 +53,13 @@ class GraphFunction:
 
     def _deferred_keys(self, args, aux):
         """{id(node): (static_key, dyn)} of the deferred creation nodes for these inputs."""
-        from ._infer_graph import infer_dtypes, infer_shapes
+        from ._infer import resolve_created
+        from ._infer_graph import infer_dtypes
 
         values = {**aux, **args}
-        shapes = {n: tuple(v.shape) for n, v in values.items()}
         dtypes = infer_dtypes(self.symbol, {n: v.dtype for n, v in values.items()})
-        table = infer_shapes(self.symbol, shapes, dtypes)
-        keys = {}
-        for node in self.deferred:
-            shape = table.get((id(node), 0))
-            if not is_known(shape):
-                raise MXNetError(
-                    f"node '{node.name}' ({node.op.name}) has shape "
-                    f"{node.attr_dict().get('shape')} with unknown dimensions that shape "
-                    f"inference cannot find from the inputs {shapes}"
-                )
-            keys[id(node)] = node.op.parse_attrs({**node.attrs, "shape": shape})
-        return keys
+        keys = resolve_created(self.symbol, {n: v.shape for n, v in values.items()}, dtypes)
+        return {i: (key, self._by_id[i].dyn) for i, key in keys.items()}
 
     def input_value(self, name, args, aux, new_aux):
         """The value of graph input ``name`` (an auxiliary state updated earlier wins)."""

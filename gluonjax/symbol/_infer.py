@@ -19,7 +19,15 @@ from ..util import is_np_shape
 from ._infer_graph import ShapeInferenceError, infer_dtypes, infer_shapes, is_known
 from ._node import topo
 
-__all__ = ["infer_shape", "infer_type", "ShapeInferenceError", "to_internal", "to_user"]
+__all__ = [
+    "infer_shape",
+    "infer_type",
+    "ShapeInferenceError",
+    "to_internal",
+    "to_user",
+    "created_shape",
+    "resolve_created",
+]
 
 
 class InferArgumentError(MXNetError, ValueError):
@@ -161,3 +169,43 @@ def infer_type(sym, args, kwargs, partial=False):
         return None, None, None
     conv = lambda lst: [None if d is None else np.dtype(d).type for d in lst]  # noqa: E731
     return conv(arg), conv(out), conv(aux)
+
+
+def created_shape(node, bind=None, index=0):
+    """``(static_key, shape)`` of a creation node (``sym.zeros((0, H))``...) whose
+    ``shape`` attribute leaves dimensions unknown, with ``bind``'s sizes
+    (``{(id(node), dim): size}``) put in; None for any other node."""
+    from .._ops.shape_rules import attr_shape, is_creation
+
+    if node.op is None or not is_creation(node.op):
+        return None
+    attrs = node.attr_dict()
+    shape = attr_shape(attrs.get("shape"))
+    if shape is None or is_known(shape):
+        return None
+    bind = bind or {}
+    shape = tuple(bind.get((id(node), k), d) for k, d in enumerate(shape))
+    return node.op.parse_attrs({**node.attrs, "shape": shape})[0], shape
+
+
+def resolve_created(sym, shapes, dtypes=None):
+    """``{id(node): static_key}`` of the creation nodes with unknown dimensions, their
+    shapes found by shape inference from the input ``shapes`` (``{name: shape}``).
+
+    Raises :class:`ShapeInferenceError` if one stays unknown.
+    """
+    created = [n for n in topo(sym._outputs) if created_shape(n) is not None]
+    if not created:
+        return {}
+    table = infer_shapes(sym, {k: tuple(v) for k, v in shapes.items()}, dtypes)
+    keys = {}
+    for node in created:
+        shape = table.get((id(node), 0))
+        if not is_known(shape):
+            raise ShapeInferenceError(
+                f"node '{node.name}' ({node.op.name}) has shape "
+                f"{node.attr_dict().get('shape')} with unknown dimensions that shape "
+                f"inference cannot find from the inputs {dict(shapes)}"
+            )
+        keys[id(node)] = node.op.parse_attrs({**node.attrs, "shape": shape})[0]
+    return keys
