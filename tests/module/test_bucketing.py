@@ -100,3 +100,19 @@ def test_checkpoint_round_trip(tmp_path):
         np.testing.assert_array_equal(back.get_params()[0][k].asnumpy(), v.asnumpy())
     with pytest.raises(mx.base.MXNetError, match="default_bucket_key"):
         mx.mod.BucketingModule.load(str(tmp_path / "b"), 1, sym_gen=sym_gen)
+
+
+def test_bucket_sentence_iter_pads_buckets_and_shifts_labels():
+    sents = [[1, 2, 3], [4, 5], [6, 7, 8, 9], [1, 2], [3, 4, 5], [9, 8, 7, 6, 5, 4]]
+    it = mx.rnn.BucketSentenceIter(sents, batch_size=2, buckets=[2, 3, 4], invalid_label=0)
+    assert it.default_bucket_key == 4 and it.buckets == [2, 3, 4]
+    assert it.provide_data[0].shape == (2, 4)
+    batches = list(it)
+    assert sorted(b.bucket_key for b in batches) == [2, 3]  # the 4-bucket has one sentence
+    for b in batches:
+        data, label = b.data[0].asnumpy(), b.label[0].asnumpy()
+        assert data.shape == (2, b.bucket_key) == b.provide_data[0].shape
+        np.testing.assert_array_equal(label[:, :-1], data[:, 1:])
+        np.testing.assert_array_equal(label[:, -1], 0)
+    rows = sorted(tuple(r) for b in batches if b.bucket_key == 3 for r in b.data[0].asnumpy())
+    assert rows == [(1, 2, 3), (3, 4, 5)]

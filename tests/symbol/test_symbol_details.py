@@ -111,3 +111,31 @@ def test_reshaped_executor_outputs_show_in_the_original():
     big.arg_arrays[0][:] = 0
     np.testing.assert_array_equal(exe.arg_arrays[0].asnumpy(), np.full((5, 4), 2.0))
     assert big.arg_arrays[1] is exe.arg_arrays[1]
+
+
+def test_equal_graphs_share_one_compiled_program():
+    def net():
+        return mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=3, name="fc")
+
+    a = net().simple_bind(mx.cpu(), x=(2, 4))
+    b = net().simple_bind(mx.cpu(), x=(5, 4))
+    assert a._program is b._program
+    c = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=2, name="fc").simple_bind(
+        mx.cpu(), x=(2, 4)
+    )
+    assert c._program is not a._program
+
+
+def test_group2ctx_places_arguments_of_a_ctx_group():
+    with mx.AttrScope(ctx_group="dev1"):
+        a = mx.sym.var("a") * 2
+    with mx.AttrScope(ctx_group="dev2"):
+        b = mx.sym.var("b")
+        c = a + b
+    exe = c.simple_bind(
+        mx.cpu(0), group2ctx={"dev1": mx.cpu(1), "dev2": mx.cpu(2)}, a=(2, 3), b=(2, 3)
+    )
+    out = exe.forward(a=np.ones((2, 3)), b=np.full((2, 3), 5.0))[0].asnumpy()
+    np.testing.assert_array_equal(out, np.full((2, 3), 7.0))
+    exe.backward(mx.nd.ones((2, 3)))
+    np.testing.assert_array_equal(exe.grad_dict["a"].asnumpy(), np.full((2, 3), 2.0))
