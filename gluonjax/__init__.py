@@ -11,6 +11,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import _compile  # noqa: E402
+
+_compile.setup()  # jax's persistent compilation cache, the long-compile notice
+
 from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     attribute,
     autograd,
@@ -41,6 +45,7 @@ from . import module as mod  # noqa: E402
 from . import monitor as mon  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import symbol as sym  # noqa: E402
+from ._caches import clear_caches  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from .base import MXNetError  # noqa: E402
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
@@ -87,4 +92,5 @@ __all__ = [
     "set_np_shape",
     "np_shape",
     "use_np_shape",
+    "clear_caches",
 ]

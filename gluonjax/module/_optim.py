@@ -18,8 +18,9 @@ import warnings
 import numpy as np
 
 from .. import optimizer as _opt
-from .._update import apply_update
+from .._caches import LRU
 from ..base import MXNetError
+from ..optimizer._fused_update import apply_update
 from . import _states
 
 
@@ -103,7 +104,7 @@ class OptimizerMixin:
             raise MXNetError(f"optimizer must be a name or an Optimizer, got {type(optimizer)}")
         self._optimizer = optimizer
         self._kvstore, self._update_on_kvstore = kv, on_kv
-        self._opt_states, self._opt_fns = {}, {}
+        self._opt_states, self._opt_fns = {}, LRU(64, "Module optimizer updates")
         self._updater = None if on_kv else _states.StatesView(self)
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import jax
 
-from .. import autograd as _ag
 from .. import random as _random
 from .._ops.shape_rules import attr_shape, is_creation, is_known
+from ..autograd import _state as _ag
 from ..base import MXNetError
 from ._node import topo
 
