@@ -15,21 +15,18 @@ them.
 
 from __future__ import annotations
 
-import collections
-import threading
-
 import jax
 import jax.numpy as jnp
 
+from .._caches import LRU
 from ..symbol._eval import graph_function
 
 __all__ = ["Program", "program_for"]
 
 # compiled programs by graph structure: executors of equal graphs (rebinding, the same
-# symbol bound several times, bucketing modules) share one Program and its jit caches
-_PROGRAMS = collections.OrderedDict()
-_PROGRAMS_MAX = 64
-_LOCK = threading.Lock()
+# symbol bound several times, bucketing modules) share one Program and its jit caches.
+# A Program runs a copy of the graph's nodes, so the cache keeps no user symbol alive.
+_PROGRAMS = LRU(64, "executor programs")
 
 
 def _signature(symbol):
@@ -56,19 +53,14 @@ def _signature(symbol):
 
 def program_for(symbol):
     """The :class:`Program` of ``symbol``, shared with earlier equal graphs."""
+    from ..symbol._compose import copy_graph
+
     key = _signature(symbol)
     if key is None:
         return Program(symbol)
-    with _LOCK:
-        prog = _PROGRAMS.get(key)
-        if prog is not None:
-            _PROGRAMS.move_to_end(key)
-            return prog
-    prog = Program(symbol)
-    with _LOCK:
-        _PROGRAMS[key] = prog
-        while len(_PROGRAMS) > _PROGRAMS_MAX:
-            _PROGRAMS.popitem(last=False)
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _PROGRAMS.put(key, Program(copy_graph(symbol)))
     return prog
 
 

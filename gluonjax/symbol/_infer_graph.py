@@ -21,12 +21,10 @@ has one, else its first typed input's dtype.
 
 from __future__ import annotations
 
-import collections
-import threading
-
 import jax
 import numpy as np
 
+from .._caches import LRU
 from .._ops.registry import dtype_of
 from .._ops.shape_rules import ShapeConflict, is_known, merge, rule_for
 from ..base import MXNetError
@@ -44,29 +42,8 @@ class ShapeInferenceError(MXNetError, ValueError):
 
 
 # ---------------------------------------------------------------- evaluation
-class _SpecCache:
-    """Bounded memo of ``jax.eval_shape`` results per (op, attributes, input specs)."""
-
-    def __init__(self, size=4096):
-        self._size = size
-        self._data = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            hit = self._data.get(key)
-            if hit is not None:
-                self._data.move_to_end(key)
-            return hit
-
-    def put(self, key, value):
-        with self._lock:
-            self._data[key] = value
-            if len(self._data) > self._size:
-                self._data.popitem(last=False)
-
-
-_CACHE = _SpecCache()
+# (op, attributes, input shapes/dtypes) -> output shapes/dtypes, or a failure message
+_CACHE = LRU(4096, "symbol shape inference")
 
 
 def _eval(node, shapes, dtypes):
@@ -79,8 +56,8 @@ def _eval(node, shapes, dtypes):
         key = None
     hit = _CACHE.get(key) if key is not None else None
     if hit is not None:
-        if isinstance(hit, Exception):
-            raise hit
+        if isinstance(hit, str):  # a failure, kept as its message (no traceback kept alive)
+            raise ShapeInferenceError(hit)
         return hit
     vals = [jax.ShapeDtypeStruct(s, d) for s, d in zip(shapes, dtypes, strict=True)]
     if op.random:
@@ -96,7 +73,7 @@ def _eval(node, shapes, dtypes):
             f"[{shown}]: {detail}"
         )
         if key is not None:
-            _CACHE.put(key, failure)
+            _CACHE.put(key, str(failure))
         raise failure from None
     if op.aux:
         res = res[0]
