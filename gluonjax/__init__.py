@@ -31,12 +31,14 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     metric,  # noqa: E402
     model,
     module,
+    monitor,
     name,
     ndarray,  # noqa: E402
     operator,
     optimizer,  # noqa: E402
     profiler,
     random,
+    rnn,
     runtime,
     symbol,  # noqa: E402
     util,
@@ -45,6 +47,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
 from . import initializer as init  # noqa: E402
 from . import kvstore as kv  # noqa: E402
 from . import module as mod  # noqa: E402
+from . import monitor as mon  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import random as rnd  # noqa: E402
 from . import symbol as sym  # noqa: E402
@@ -110,6 +113,9 @@ __all__ = [
     "mod",
     "viz",
     "contrib",
+    "rnn",
+    "monitor",
+    "mon",
     "clear_caches",
     "util",
     "operator",

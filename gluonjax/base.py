@@ -31,7 +31,12 @@ __all__ = [
     "HybridizationError",
     "FileFormatError",
     "ParameterMismatchError",
+    "NotImplementedForSymbol",
+    "mx_real_t",
 ]
+
+mx_real_t = np.float32
+"""MXNet's default real type (``float32``)."""
 
 
 class MXNetError(RuntimeError):
@@ -90,7 +95,7 @@ class NotImplementedForSymbol(MXNetError):
         The arguments (only their types are reported).
     """
 
-    def __init__(self, function, alias, *args):
+    def __init__(self, function, alias=None, *args):
         super().__init__()
         self.function = getattr(function, "__name__", str(function))
         self.alias = alias

@@ -65,6 +65,9 @@ class Context:
         if kind == "cpu" and self.device_id >= len(devices) and devices:
             return devices[0]
         if self.device_id >= len(devices):
+            if kind == "cpu" and devices:
+                # a logical CPU context: cpu(i) beyond jax's CPU devices is device 0
+                return devices[0]
             have = ", ".join(str(d) for d in jax.devices()) or "none"
             raise ContextError(
                 f"{self} is not available: this machine has {len(devices)} {kind} "

@@ -22,11 +22,13 @@ Examples
 
 from __future__ import annotations
 
+import weakref
+
 import jax.numpy as jnp
 import numpy as np
 
 from . import random as _random
-from ._executor.program import Program
+from ._executor.program import program_for
 from .base import MXNetError
 from .ndarray import NDArray
 
@@ -65,7 +67,7 @@ class Executor:
         self._symbol = symbol
         self._ctx = ctx
         self._group2ctx = group2ctx
-        self._program = program if program is not None else Program(symbol)
+        self._program = program if program is not None else program_for(symbol)
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self._output_names = symbol.list_outputs()
@@ -76,6 +78,10 @@ class Executor:
         self._outputs = None
         self._saved = None
         self._monitor = None
+        # executors made by reshape() share the front of this one's output memory in
+        # MXNet: their newest outputs show through in ours (copied when we are read)
+        self._views = weakref.WeakSet()
+        self._view_fresh = False
 
     # ------------------------------------------------------------ views
     @property
@@ -101,7 +107,20 @@ class Executor:
             key, counter = self._key(peek=True)
             specs = self._program.output_specs(args, aux, key, counter)
             self._outputs = [NDArray(jnp.zeros(s.shape, s.dtype)) for s in specs]
+        if self._views:
+            self._pull_views()
         return self._outputs
+
+    def _pull_views(self):
+        """Copy the outputs of a reshaped executor that ran after us into our front."""
+        for view in list(self._views):
+            if not view._view_fresh or view._outputs is None:
+                continue
+            view._view_fresh = False
+            for mine, theirs in zip(self._outputs, view._outputs, strict=False):
+                if theirs.size <= mine.size and theirs.dtype == mine.dtype:
+                    flat = mine._data.reshape(-1).at[: theirs.size].set(theirs._data.reshape(-1))
+                    mine._data, mine._node = flat.reshape(mine.shape), None
 
     @property
     def output_dict(self):
@@ -148,6 +167,9 @@ class Executor:
         else:
             for arr, o in zip(self._outputs, outs, strict=False):
                 arr._data, arr._node = o, None
+        self._view_fresh = True
+        for view in self._views:
+            view._view_fresh = False
         if is_train:
             for name, arr in zip(self._aux_names, self.aux_arrays, strict=False):
                 if name in new_aux:
@@ -168,6 +190,17 @@ class Executor:
         is_train : bool, default True
             Mode the forward pass is recomputed in.
         """
+        diff, add = [], []
+        triples = zip(self._arg_names, self.grad_arrays, self.arg_arrays, strict=False)
+        for name, garr, arr in triples:
+            req = self._grad_req.get(name, "null")
+            if garr is None or req == "null" or not jnp.issubdtype(arr.dtype, jnp.inexact):
+                continue
+            diff.append(name)
+            if req == "add":
+                add.append(name)
+        if not diff:
+            return
         outs = self.outputs
         if out_grads is None:
             pairs = zip(self._output_names, self._program.no_head, strict=False)
@@ -195,17 +228,6 @@ class Executor:
                         f"output has {o.shape}"
                     )
                 heads.append(_raw(g))
-        diff, add = [], []
-        triples = zip(self._arg_names, self.grad_arrays, self.arg_arrays, strict=False)
-        for name, garr, arr in triples:
-            req = self._grad_req.get(name, "null")
-            if garr is None or req == "null" or not jnp.issubdtype(arr.dtype, jnp.inexact):
-                continue
-            diff.append(name)
-            if req == "add":
-                add.append(name)
-        if not diff:
-            return
         if self._saved is None:
             args, aux = self._values()
             key, counter = self._key()
@@ -217,6 +239,12 @@ class Executor:
         for name in diff:
             arr = gdict[name]
             arr._data, arr._node = grads[name].astype(arr.dtype), None
+        if self._monitor is not None:
+            from .symbol._eval_monitor import node_input_grads
+
+            found = node_input_grads(self._program.graph, args, aux, key, counter, heads, is_train)
+            for name, value in found:
+                self._monitor[0](name, NDArray(value))
 
     # ------------------------------------------------------------ parameters
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -245,6 +273,10 @@ class Executor:
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for new input shapes, sharing the arrays whose shape stays.
+
+        As MXNet's reshaped executors write into the front of the original's memory,
+        this executor's :attr:`outputs` show the new executor's latest outputs in
+        their first elements when it ran last.
 
         Parameters
         ----------
@@ -279,7 +311,7 @@ class Executor:
                     f"partial_shaping=True if this is intended."
                 )
             new_aux.append(_resized(name, arr, shape, allow_up_sizing))
-        return Executor(
+        new = Executor(
             self._symbol,
             self._ctx,
             new_args,
@@ -289,11 +321,15 @@ class Executor:
             self._group2ctx,
             program=self._program,
         )
+        self._views.add(new)
+        return new
 
     # ------------------------------------------------------------ debugging
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, NDArray)`` after each forward for every internal output
-        (and with ``monitor_all`` every input); computed by one extra compiled call."""
+        (and with ``monitor_all`` every input), computed by one extra compiled call; and
+        after each backward for the gradient each op passes to each of its inputs
+        (``<node>_backward_output<k>``, recomputed op by op)."""
         self._monitor = (callback, monitor_all)
 
     def _run_monitor(self, args, aux, key, counter, is_train):

@@ -18,9 +18,50 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .._caches import LRU
 from ..symbol._eval import graph_function
 
-__all__ = ["Program"]
+__all__ = ["Program", "program_for"]
+
+# compiled programs by graph structure: executors of equal graphs (rebinding, the same
+# symbol bound several times, bucketing modules) share one Program and its jit caches.
+# A Program runs a copy of the graph's nodes, so the cache keeps no user symbol alive.
+_PROGRAMS = LRU(64, "executor programs")
+
+
+def _signature(symbol):
+    """A hashable description of everything the compiled program depends on, or None."""
+    from ..symbol._node import topo
+
+    order = topo(symbol._outputs)
+    index = {id(n): i for i, n in enumerate(order)}
+    sig = []
+    for n in order:
+        if n.op is None:
+            sig.append((None, n.name))
+        else:
+            ins = tuple((index[id(s)], i) for s, i in n.inputs)
+            sig.append((n.op.name, n.name, n.static_key, n.dyn, ins, n.num_outputs))
+    sig.append(tuple((index[id(n)], i) for n, i in symbol._outputs))
+    sig = tuple(sig)
+    try:
+        hash(sig)
+    except TypeError:
+        return None
+    return sig
+
+
+def program_for(symbol):
+    """The :class:`Program` of ``symbol``, shared with earlier equal graphs."""
+    from ..symbol._compose import copy_graph
+
+    key = _signature(symbol)
+    if key is None:
+        return Program(symbol)
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _PROGRAMS.put(key, Program(copy_graph(symbol)))
+    return prog
 
 
 class Program:
@@ -31,6 +72,9 @@ class Program:
         self.graph = graph_function(symbol)
         self.random = any(n.op is not None and n.op.random for n in self.graph.nodes)
         self.no_head = [n.op is not None and n.op.head_free for n, _ in symbol._outputs]
+        # only train/predict-mode ops (Dropout, BatchNorm...) read the mode: without them
+        # the training and inference programs are one (one compilation fewer)
+        self.moded = any(n.op is not None and n.op.mode for n in self.graph.nodes)
         self._fwd = jax.jit(self._forward, static_argnames=("training",))
         self._bwd = {}
         self._internals = None
@@ -40,7 +84,7 @@ class Program:
 
     def forward(self, args, aux, seed_key, counter, training):
         """``(outputs list, new aux dict)`` as jax arrays."""
-        return self._fwd(args, aux, seed_key, counter, training=bool(training))
+        return self._fwd(args, aux, seed_key, counter, training=bool(training) and self.moded)
 
     def output_specs(self, args, aux, seed_key, counter):
         """Shapes/dtypes of the outputs (``jax.ShapeDtypeStruct``), without running."""
@@ -51,7 +95,7 @@ class Program:
 
     def backward(self, diff_names, add_names, training):
         """The jitted ``fn(args, aux, key, counter, heads, old_grads) -> {name: grad}``."""
-        cache_key = (tuple(diff_names), tuple(add_names), bool(training))
+        cache_key = (tuple(diff_names), tuple(add_names), bool(training) and self.moded)
         fn = self._bwd.get(cache_key)
         if fn is None:
             fn = self._bwd[cache_key] = jax.jit(self._make_backward(*cache_key))

@@ -249,6 +249,20 @@ class Block:
     save_params = save_parameters
     load_params = load_parameters
 
+    def save(self, prefix):
+        """Save the block tree (``<prefix>-model.json``) and its parameters
+        (``<prefix>-model.params``), as MXNet 1.9.1's ``Block.save``."""
+        from ._block_save import save_model
+
+        save_model(self, prefix)
+
+    def load(self, prefix):
+        """Load files written by :meth:`save` into a model built by the same code
+        (block names and child keys are restored first, as MXNet 1.9.1 does)."""
+        from ._block_save import load_model
+
+        load_model(self, prefix)
+
     # ------------------------------------------------------------ summary
     def summary(self, *inputs):
         """Print a layer table: output shapes and parameter counts (runs one forward)."""

@@ -1,6 +1,9 @@
 """``mx.mod``: the Module API (symbolic training with bind/forward/backward/update)."""
 
+from . import executor_group
 from .base_module import BaseModule
+from .bucketing_module import BucketingModule
+from .executor_group import DataParallelExecutorGroup
 from .module import Module
 
-__all__ = ["BaseModule", "Module"]
+__all__ = ["BaseModule", "Module", "BucketingModule", "DataParallelExecutorGroup", "executor_group"]

@@ -1,16 +1,53 @@
 """Module optimizer methods: ``init_optimizer``, ``update`` (one compiled call) and
-optimizer-state files."""
+optimizer-state files.
+
+As MXNet 1.9.1 does with its kvstore: on one device there is no kvstore and every
+parameter is updated in place; on several devices (``kvstore='local'`` or
+``'device'``) the gradients are summed over the devices and one update is applied
+and copied to every device (``MXNET_UPDATE_ON_KVSTORE=0``, or parameters larger
+than 16M elements with ``'local'``, update each device with the summed gradients
+instead, each with its own states); with ``kvstore=None`` each device updates with
+its own gradients.
+"""
 
 from __future__ import annotations
 
+import os
 import warnings
+
+import numpy as np
 
 from .. import optimizer as _opt
 from .._caches import LRU
 from ..base import MXNetError
-from ..io import DataDesc
 from ..optimizer._fused_update import apply_update
 from . import _states
+
+
+def _create_kvstore(module, kvstore, num_device):
+    """``(kvstore object or None, update_on_kvstore)`` as MXNet's ``_create_kvstore``."""
+    on_kv = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
+    if kvstore is None:
+        return None, False
+    if isinstance(kvstore, str):
+        if "dist" in kvstore:
+            raise MXNetError(
+                f"kvstore={kvstore!r}: distributed training is not available in a Module; "
+                f"use 'local' or 'device' (one machine)"
+            )
+        if num_device == 1:
+            return None, False
+        if kvstore == "local":
+            sizes = [int(np.prod(a.shape)) for a in module._arg_params.values()]
+            if sizes and max(sizes) > 1024 * 1024 * 16:
+                on_kv = False
+        return _states.ModuleKVStore(module, kvstore), on_kv
+    kind = getattr(kvstore, "type", None)
+    if not isinstance(kind, str):
+        raise TypeError("kvstore must be KVStore, str or None")
+    if "dist" in kind:
+        raise MXNetError(f"kvstore of type {kind!r}: distributed training is not available")
+    return _states.ModuleKVStore(module, kind), on_kv
 
 
 class OptimizerMixin:
@@ -23,17 +60,32 @@ class OptimizerMixin:
         optimizer_params=(("learning_rate", 0.01),),
         force_init=False,
     ):
-        """Create the optimizer; ``rescale_grad`` defaults to ``1/batch_size``."""
+        """Create the optimizer; ``rescale_grad`` defaults to ``1/batch_size``.
+
+        Parameters
+        ----------
+        kvstore : str, KVStore or None, default 'local'
+            How several devices combine their gradients (see the module docstring).
+        optimizer : str or Optimizer
+        optimizer_params : dict or pairs
+        force_init : bool
+            Replace an existing optimizer.
+        """
         if not (self.binded and self.params_initialized):
             raise MXNetError("call bind() and init_params() before init_optimizer()")
         if self.optimizer_initialized and not force_init:
-            warnings.warn("optimizer already initialized, ignoring...", stacklevel=2)
+            self.logger.warning("optimizer already initialized, ignoring...")
             return
         if self._params_dirty:
             self._sync_params_from_devices()
-        batch_axis = DataDesc.get_batch_axis(self._data_shapes[0].layout)
-        batch_size = self._data_shapes[0].shape[batch_axis]
-        idx2name = dict(enumerate(self._param_names))
+        ndev = len(self._context)
+        kv, on_kv = _create_kvstore(self, kvstore, ndev)
+        batch_size = self._exec_group.batch_size
+        names = self._exec_group.param_names
+        if on_kv or ndev == 1:
+            idx2name = dict(enumerate(names))
+        else:
+            idx2name = {i * ndev + k: n for k in range(ndev) for i, n in enumerate(names)}
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
             params.setdefault("rescale_grad", 1.0 / batch_size)
@@ -42,7 +94,7 @@ class OptimizerMixin:
             if optimizer.rescale_grad != 1.0 / batch_size:
                 warnings.warn(
                     "Optimizer created manually outside Module but rescale_grad is not "
-                    f"normalized to 1.0/batch_size ({optimizer.rescale_grad} vs. "
+                    f"normalized to 1.0/batch_size/num_workers ({optimizer.rescale_grad} vs. "
                     f"{1.0 / batch_size}). Is this intended?",
                     stacklevel=2,
                 )
@@ -51,22 +103,29 @@ class OptimizerMixin:
         else:
             raise MXNetError(f"optimizer must be a name or an Optimizer, got {type(optimizer)}")
         self._optimizer = optimizer
-        self._kvstore, self._update_on_kvstore = None, False
+        self._kvstore, self._update_on_kvstore = kv, on_kv
         self._opt_states, self._opt_fns = {}, LRU(64, "Module optimizer updates")
-        self._updater = _states.StatesView(self)
+        self._updater = None if on_kv else _states.StatesView(self)
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
             self._preload_opt_states = None
 
     def borrow_optimizer(self, shared_module):
-        """Use ``shared_module``'s optimizer and states."""
+        """Use ``shared_module``'s optimizer, kvstore and states (bucketing)."""
         if not shared_module.optimizer_initialized:
             raise MXNetError("the shared module has no optimizer")
         self._optimizer = shared_module._optimizer
+        self._kvstore = shared_module._kvstore
+        self._update_on_kvstore = shared_module._update_on_kvstore
         self._opt_states, self._opt_fns = shared_module._opt_states, shared_module._opt_fns
-        self._updater = _states.StatesView(self)
+        self._updater = shared_module._updater
         self.optimizer_initialized = True
+
+    def _state_devices(self):
+        """How many devices share one parameter's state index range (see ``update``)."""
+        ndev = len(self._exec_group.execs)
+        return 1 if self._update_on_kvstore or ndev == 1 else ndev
 
     def save_optimizer_states(self, fname):
         """Save the optimizer states to ``fname``."""
@@ -80,24 +139,46 @@ class OptimizerMixin:
             raise MXNetError("init_optimizer() first")
         _states.load(self, fname)
 
+    def _apply(self, indices, weights, grads):
+        o = self._optimizer
+        for i, w in zip(indices, weights, strict=True):
+            if i not in self._opt_states:
+                self._opt_states[i] = o.create_state(i, w._data)
+        new_w, new_s = apply_update(
+            o,
+            indices,
+            [w._data for w in weights],
+            grads,
+            [self._opt_states[i] for i in indices],
+            self._opt_fns,
+        )
+        for i, w, nw, ns in zip(indices, weights, new_w, new_s, strict=True):
+            w._data, w._node = nw, None
+            self._opt_states[i] = ns
+
     def update(self):
         """Apply the optimizer to every trainable parameter, in one compiled call."""
         if not (self.binded and self.params_initialized and self.optimizer_initialized):
             raise MXNetError("call bind(), init_params() and init_optimizer() before update()")
         self._params_dirty = True
-        args, grads = self._exec.arg_dict, self._exec.grad_dict
-        idx = [i for i, n in enumerate(self._param_names) if grads.get(n) is not None]
+        group = self._exec_group
+        params, grads = group.param_arrays, group.grad_arrays or []
+        idx = [i for i, g in enumerate(grads) if g[0] is not None]
         if not idx:
             return
-        o = self._optimizer
-        for i in idx:
-            if i not in self._opt_states:
-                self._opt_states[i] = o.create_state(i, args[self._param_names[i]]._data)
-        ws = [args[self._param_names[i]] for i in idx]
-        gs = [grads[self._param_names[i]]._data for i in idx]
-        new_w, new_s = apply_update(
-            o, idx, [w._data for w in ws], gs, [self._opt_states[i] for i in idx], self._opt_fns
-        )
-        for i, w, nw, ns in zip(idx, ws, new_w, new_s, strict=False):
-            w._data, w._node = nw, None
-            self._opt_states[i] = ns
+        ndev = len(group.execs)
+        if ndev == 1:
+            self._apply(idx, [params[i][0] for i in idx], [grads[i][0]._data for i in idx])
+            return
+        summed = None
+        if self._kvstore is not None:
+            summed = {i: sum(g._data for g in grads[i]) for i in idx}
+        if self._update_on_kvstore:
+            self._apply(idx, [params[i][0] for i in idx], [summed[i] for i in idx])
+            for i in idx:
+                for w in params[i][1:]:
+                    w._data, w._node = params[i][0]._data, None
+            return
+        for k in range(ndev):
+            g = [summed[i] if summed is not None else grads[i][k]._data for i in idx]
+            self._apply([i * ndev + k for i in idx], [params[i][k] for i in idx], g)

@@ -6,6 +6,8 @@ import logging
 import time
 import warnings
 
+import numpy as np
+
 from .. import metric as _metric
 from ..base import MXNetError
 from ..initializer import Uniform
@@ -49,12 +51,31 @@ def _check_names_match(names, descs, kind, throw):
         warnings.warn(msg, stacklevel=3)
 
 
+class DataShapeError(MXNetError, TypeError):
+    """A data/label shape that is not a tuple of integers."""
+
+
+def _desc(d):
+    d = d if isinstance(d, DataDesc) else DataDesc(*d)
+    shape = d.shape
+    if not isinstance(shape, (tuple, list)) or not all(
+        isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in shape
+    ):
+        raise DataShapeError(
+            f"the shape of '{d.name}' must be a tuple of integers, got {type(shape).__name__} "
+            f"{shape!r}; pass e.g. ('{d.name}', (10, 10))"
+        )
+    if isinstance(shape, list) or any(not isinstance(x, int) for x in shape):
+        d = DataDesc(d.name, tuple(int(x) for x in shape), d.dtype, d.layout)
+    return d
+
+
 def parse_data_desc(data_names, label_names, data_shapes, label_shapes):
     """DataDesc lists from ``[(name, shape)]`` or DataDescs, checked against the names."""
-    data_shapes = [d if isinstance(d, DataDesc) else DataDesc(*d) for d in data_shapes]
+    data_shapes = [_desc(d) for d in data_shapes]
     _check_names_match(data_names, data_shapes, "data", True)
     if label_shapes is not None:
-        label_shapes = [d if isinstance(d, DataDesc) else DataDesc(*d) for d in label_shapes]
+        label_shapes = [_desc(d) for d in label_shapes]
         _check_names_match(label_names, label_shapes, "label", False)
     else:
         _check_names_match(label_names, [], "label", False)
@@ -82,6 +103,19 @@ class BaseModule:
         self._total_exec_bytes = 0
 
     # ------------------------------------------------------------ high level
+    def set_params(
+        self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
+    ):
+        """Set parameter values (``init_params`` without an initializer)."""
+        self.init_params(
+            initializer=None,
+            arg_params=arg_params,
+            aux_params=aux_params,
+            allow_missing=allow_missing,
+            force_init=force_init,
+            allow_extra=allow_extra,
+        )
+
     def forward_backward(self, data_batch):
         """``forward(data_batch, is_train=True)`` then ``backward()``."""
         self.forward(data_batch, is_train=True)

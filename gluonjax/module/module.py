@@ -1,9 +1,11 @@
 """Module: a symbol bound for training or inference on one device (``mx.mod.Module``).
 
-The bound graph runs as one compiled forward and one compiled backward
-(:class:`~gluonjax.executor.Executor`); ``update()`` applies the optimizer to every
-parameter in ONE compiled call (the same update the gluon Trainer uses). With
-several contexts the module runs on the first one.
+The bound graph runs as one compiled forward and one compiled backward per context
+(a :class:`~gluonjax.module.executor_group.DataParallelExecutorGroup` of
+:class:`~gluonjax.executor.Executor`); ``update()`` applies the optimizer to every
+parameter in ONE compiled call (the same update the gluon Trainer uses). With several
+contexts each gets a slice of the batch and its own copy of the parameters; their
+gradients are summed and one update is copied to all (MXNet's kvstore update).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..ndarray import NDArray
 from ._optim import OptimizerMixin
 from ._run import RunMixin, raw
 from .base_module import BaseModule, check_input_names, parse_data_desc
+from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["Module"]
 
@@ -82,7 +85,7 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
         self._opt_states, self._opt_fns = {}, {}
         self._preload_opt_states = None
         self._grad_req = None
-        self._exec = self._default_exec = None
+        self._exec_group = None
         self._data_shapes = self._label_shapes = None
 
     # ------------------------------------------------------------ loading
@@ -137,7 +140,18 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
     @property
     def output_shapes(self):
         self._need_bind()
-        return [(n, o.shape) for n, o in zip(self._output_names, self._exec.outputs, strict=False)]
+        return self._exec_group.get_output_shapes()
+
+    @property
+    def _exec(self):
+        """The first context's executor."""
+        return self._exec_group.execs[0]
+
+    @property
+    def _default_exec(self):
+        """The first context's executor as first bound (reshaped ones share its arrays)."""
+        group = self._exec_group
+        return (group._default_execs or group.execs)[0]
 
     def _need_bind(self):
         if not self.binded:
@@ -146,18 +160,14 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
     # ------------------------------------------------------------ parameters
     def get_params(self):
         """``(arg_params, aux_params)``: dicts of NDArray copies of the parameters."""
-        if not (self.binded and self.params_initialized):
-            raise MXNetError("call bind() and init_params() before get_params()")
+        if not self.params_initialized:
+            raise MXNetError("call init_params() (or load parameters) before get_params()")
         if self._params_dirty:
             self._sync_params_from_devices()
         return self._arg_params, self._aux_params
 
     def _sync_params_from_devices(self):
-        args, aux = self._exec.arg_dict, self._exec.aux_dict
-        for name, arr in self._arg_params.items():
-            arr._data, arr._node = args[name]._data, None
-        for name, arr in self._aux_params.items():
-            arr._data, arr._node = aux[name]._data, None
+        self._exec_group.get_params(self._arg_params, self._aux_params)
         self._params_dirty = False
 
     def init_params(
@@ -204,9 +214,7 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
             fill(name, arr, aux_params)
         self.params_initialized = True
         self._params_dirty = False
-        self._exec.copy_params_from(
-            self._arg_params, self._aux_params, allow_extra_params=allow_extra
-        )
+        self._exec_group.set_params(self._arg_params, self._aux_params, allow_extra=allow_extra)
 
     def set_params(
         self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
@@ -228,7 +236,7 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
                 stacklevel=2,
             )
             return
-        self._exec.copy_params_from(arg_params, aux_params, allow_extra_params=allow_extra)
+        self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
         self._params_dirty = True
         self.params_initialized = True
 
@@ -257,89 +265,72 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
         grad_req : str or dict
         """
         if force_rebind:
-            self._exec = self._default_exec = None
+            self._exec_group = None
             self.binded = False
         if self.binded:
             self.logger.warning("Already bound, ignoring bind()")
             return
         if not for_training and inputs_need_grad:
             raise MXNetError("inputs_need_grad=True needs for_training=True")
-        self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
-        self._grad_req = grad_req
-        self._data_shapes, self._label_shapes = parse_data_desc(
+        data_shapes, label_shapes = parse_data_desc(
             self._data_names, self._label_names, data_shapes, label_shapes
         )
-        self._exec = self._default_exec = self._simple_bind(shared_module)
+        shared_group = None
+        if shared_module is not None:
+            if not (shared_module.binded and shared_module.params_initialized):
+                raise MXNetError("shared_module must be bound and have initialized parameters")
+            shared_group = shared_module._exec_group
+        group = DataParallelExecutorGroup(
+            self._symbol,
+            self._context,
+            self._work_load_list,
+            data_shapes,
+            label_shapes,
+            self._param_names,
+            for_training,
+            inputs_need_grad,
+            shared_group,
+            logger=self.logger,
+            fixed_param_names=self._fixed_param_names,
+            grad_req=grad_req,
+            state_names=self._state_names,
+            group2ctxs=self._group2ctxs,
+        )
+        self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
+        self._grad_req = grad_req
+        self._data_shapes, self._label_shapes = data_shapes, label_shapes
+        self._exec_group = group
+        self._total_exec_bytes = group._total_exec_bytes
         if shared_module is not None:
             self.params_initialized = True
             self._arg_params = shared_module._arg_params
             self._aux_params = shared_module._aux_params
         elif self.params_initialized:
-            self._exec.copy_params_from(self._arg_params, self._aux_params)
+            group.set_params(self._arg_params, self._aux_params)
         else:
-            args, aux = self._exec.arg_dict, self._exec.aux_dict
-            self._arg_params = {n: NDArray(args[n]._data) for n in self._param_names}
-            self._aux_params = {n: NDArray(aux[n]._data) for n in self._aux_names}
+            self._arg_params = {
+                n: NDArray(b[0]._data) for n, b in zip(self._param_names, group.param_arrays)
+            }
+            self._aux_params = {
+                n: NDArray(b[0]._data) for n, b in zip(self._aux_names, group.aux_arrays)
+            }
         if shared_module is not None and shared_module.optimizer_initialized:
             self.borrow_optimizer(shared_module)
         self.binded = True
 
-    def _reqs(self):
-        names = self._symbol.list_arguments()
-        if not self.for_training:
-            return dict.fromkeys(names, "null")
-        reqs = {}
-        for n in names:
-            if n in self._param_names:
-                base = (
-                    self._grad_req.get(n, "write")
-                    if isinstance(self._grad_req, dict)
-                    else self._grad_req
-                )
-                reqs[n] = "null" if n in self._fixed_param_names else base
-            elif n in self._data_names and self.inputs_need_grad:
-                reqs[n] = (
-                    self._grad_req.get(n, "write")
-                    if isinstance(self._grad_req, dict)
-                    else self._grad_req
-                )
-            else:
-                reqs[n] = "null"
-        return reqs
-
-    def _simple_bind(self, shared_module):
-        descs = list(self._data_shapes) + list(self._label_shapes or [])
-        inputs = set(self._symbol.list_inputs())
-        shapes = {d.name: d.shape for d in descs if d.name in inputs}
-        types = {d.name: d.dtype for d in descs if d.name in inputs}
-        shared = shared_module._exec if shared_module is not None else None
-        return self._symbol.simple_bind(
-            self._context[0],
-            grad_req=self._reqs(),
-            type_dict=types or None,
-            shared_arg_names=self._param_names,
-            shared_exec=shared,
-            **shapes,
-        )
-
     def reshape(self, data_shapes, label_shapes=None):
         """Rebind for new input shapes, keeping the parameters."""
         self._need_bind()
-        self._data_shapes, self._label_shapes = parse_data_desc(
+        data_shapes, label_shapes = parse_data_desc(
             self._data_names, self._label_names, data_shapes, label_shapes
         )
-        inputs = set(self._symbol.list_inputs())
-        shapes = {
-            d.name: d.shape
-            for d in list(self._data_shapes) + list(self._label_shapes or [])
-            if d.name in inputs
-        }
-        new = self._default_exec.reshape(partial_shaping=True, allow_up_sizing=True, **shapes)
-        old = self._default_exec.arg_dict
-        for n in self._param_names:
-            if new.arg_dict[n] is not old[n]:
+        group = self._exec_group
+        before = [list(b) for b in group.param_arrays]
+        group.reshape(data_shapes, label_shapes)
+        for name, old, new in zip(self._param_names, before, group.param_arrays, strict=False):
+            if any(a is not b for a, b in zip(old, new, strict=False)):
                 raise MXNetError(
-                    f"reshape: the shape of parameter '{n}' would change "
-                    f"from {old[n].shape} to {new.arg_dict[n].shape}"
+                    f"reshape: the shape of parameter '{name}' would change from "
+                    f"{old[0].shape} to {new[0].shape}"
                 )
-        self._exec = new
+        self._data_shapes, self._label_shapes = data_shapes, label_shapes

@@ -37,13 +37,14 @@ for _n, _op in _reg.items():
         globals()[_n] = _make(_op, _n)
 
 
-def _fluent(name):
-    op = _reg.get(name)
+def _fluent(name_):
+    op = _reg.get(name_)
 
-    def method(self, *args, **kwargs):
-        return create(op, (self, *args), kwargs, hint=_hint(name, op))
+    def method(self, *args, name=None, attr=None, **kwargs):
+        return create(op, (self, *args), kwargs, name=name, attr=attr, hint=_hint(name_, op))
 
-    method.__name__ = name
+    method.__name__ = name_
+    method.__doc__ = f"Fluent form of :func:`gluonjax.sym.{name_}` on this symbol."
     return method
 
 
@@ -55,17 +56,19 @@ def _install_fluent():
         if n in names and not hasattr(Symbol, n):
             setattr(Symbol, n, _fluent(n))
 
-    def reshape(self, *shape, **kwargs):
+    def reshape(self, *shape, name=None, attr=None, **kwargs):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         if shape:
             kwargs["shape"] = shape
-        return create(_reg.get("reshape"), (self,), kwargs, hint="reshape")
+        return create(_reg.get("reshape"), (self,), kwargs, name=name, attr=attr, hint="reshape")
 
     Symbol.reshape = reshape
 
-    def astype(self, dtype):
-        return create(_reg.get("Cast"), (self,), {"dtype": dtype}, hint="cast")
+    def astype(self, dtype, name=None, attr=None):
+        return create(
+            _reg.get("Cast"), (self,), {"dtype": dtype}, name=name, attr=attr, hint="cast"
+        )
 
     Symbol.astype = astype
 

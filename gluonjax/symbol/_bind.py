@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-import jax.numpy as jnp
+import jax
 import numpy as np
 
 from .._ops.registry import dtype_of
@@ -65,6 +65,43 @@ def _grad_reqs(sym, grad_req):
         if r not in _REQS:
             raise _err(f"grad_req of '{n}' is {r!r}; use 'write', 'add' or 'null'")
     return {n: "write" if r == "inplace" else r for n, r in reqs.items()}
+
+
+# ops MXNet 1.9.1 registers without a gradient: binding for a gradient through them fails
+_NON_DIFFERENTIABLE = frozenset({"batch_take", "argmax_channel", "_shuffle"})
+_STOPS = frozenset({"BlockGrad"})
+
+
+def check_differentiable(sym, reqs):
+    """Raise BindError if a gradient must flow through an op MXNet cannot differentiate.
+
+    That is an op without a gradient whose output reaches an output of ``sym`` (not
+    through ``stop_gradient``) and whose inputs depend on an argument with a gradient.
+    """
+    from ._node import topo
+
+    nodes = topo(sym._outputs)
+    wanted = {n for n, r in reqs.items() if r != "null"}
+    if not wanted:
+        return
+    carries = set()
+    for node in nodes:
+        if node.op is None:
+            if node.name in wanted:
+                carries.add(id(node))
+        elif node.op.name not in _STOPS and any(id(s) in carries for s, _ in node.inputs):
+            carries.add(id(node))
+    live = {id(n) for n, _ in sym._outputs}
+    for node in reversed(nodes):
+        if id(node) not in live or node.op is None or node.op.name in _STOPS:
+            continue
+        live.update(id(s) for s, _ in node.inputs)
+        if node.op.name in _NON_DIFFERENTIABLE and id(node) in carries:
+            raise _err(
+                f"Operator {node.op.name} (node '{node.name}') is non-differentiable: MXNet "
+                f"registers no gradient for it. Bind with grad_req='null' for the arguments "
+                f"before it, or cut the gradient with mx.sym.stop_gradient"
+            )
 
 
 def _arrays(names, given, what, required):
@@ -129,6 +166,9 @@ def bind(
     grad_arrays = _arrays(arg_names, args_grad, "args_grad", False)
     aux_arrays = _arrays(aux_names, aux_states, "aux_states", True)
     reqs = _grad_reqs(self, grad_req)
+    check_differentiable(
+        self, {n: r for (n, r), g in zip(reqs.items(), grad_arrays, strict=False) if g is not None}
+    )
     for n, a, g in zip(arg_names, arg_arrays, grad_arrays, strict=False):
         if g is not None and g.shape != a.shape:
             raise _err(f"args_grad['{n}'] has shape {g.shape}, the argument has {a.shape}")
@@ -138,8 +178,25 @@ def bind(
     return Executor(self, ctx, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx, program)
 
 
-def _zeros(shape, dtype):
-    return NDArray(jnp.zeros(shape, dtype))
+def _zeros(shape, dtype, ctx=None):
+    """A zero NDArray on ``ctx`` (made on the host: no compilation per shape)."""
+    host = np.zeros(shape, dtype)
+    if ctx is None:
+        return NDArray(jax.device_put(host))
+    return NDArray(jax.device_put(host, ctx.jax_device))
+
+
+def _arg_contexts(sym, ctx, group2ctx):
+    """{input name: Context}: ``group2ctx[ctx_group]`` for inputs with a ``ctx_group``."""
+    if not group2ctx:
+        return {}
+    attrs = sym.attr_dict()
+    out = {}
+    for name in sym.list_inputs():
+        group = attrs.get(name, {}).get("__ctx_group__")
+        if group is not None and group in group2ctx:
+            out[name] = group2ctx[group]
+    return out
 
 
 def simple_bind(
@@ -179,35 +236,40 @@ def simple_bind(
     arg_shapes, _, aux_shapes = infer_all(self, kwargs)
     arg_types, aux_types = _infer_types(self, type_dict)
     reqs = _grad_reqs(self, grad_req)
+    check_differentiable(self, reqs)
     arg_names, aux_names = self.list_arguments(), self.list_auxiliary_states()
-    shared = set(shared_arg_names or ()) if shared_exec is not None else set()
+    shared = set(shared_arg_names or ())  # never taken from shared_buffer
     s_args = shared_exec.arg_dict if shared_exec is not None else {}
     s_grads = shared_exec.grad_dict if shared_exec is not None else {}
     s_aux = shared_exec.aux_dict if shared_exec is not None else {}
+    places = _arg_contexts(self, ctx, group2ctx)
     args, grads, aux = [], [], []
     for name, shape, dt in zip(arg_names, arg_shapes, arg_types, strict=False):
         dt = np.dtype(dt or np.float32)
+        where = places.get(name, ctx)
         if name in shared and name in s_args and _fits(s_args[name], shape, dt):
             args.append(s_args[name])
             g = s_grads.get(name)
             grads.append(
                 g
                 if reqs[name] != "null" and g is not None
-                else (_zeros(shape, dt) if reqs[name] != "null" else None)
+                else (_zeros(shape, dt, where) if reqs[name] != "null" else None)
             )
             continue
         if shared_buffer is not None and name not in shared:
             buf = shared_buffer.get(name)
             if buf is None or not _fits(buf, shape, dt):
-                buf = shared_buffer[name] = _zeros(shape, dt)
+                buf = shared_buffer[name] = _zeros(shape, dt, where)
             args.append(buf)
         else:
-            args.append(_zeros(shape, dt))
-        grads.append(_zeros(shape, dt) if reqs[name] != "null" else None)
+            args.append(_zeros(shape, dt, where))
+        grads.append(_zeros(shape, dt, where) if reqs[name] != "null" else None)
     for name, shape, dt in zip(aux_names, aux_shapes, aux_types, strict=False):
         dt = np.dtype(dt or np.float32)
         src = s_aux.get(name)
-        aux.append(src if src is not None and _fits(src, shape, dt) else _zeros(shape, dt))
+        if src is None or not _fits(src, shape, dt):
+            src = _zeros(shape, dt, places.get(name, ctx))
+        aux.append(src)
     program = None
     if shared_exec is not None and shared_exec._symbol is self:
         program = shared_exec._program

@@ -60,8 +60,35 @@ def _auto_var(op, name, iname, user_attrs, extra):
     return Symbol([(Node(None, f"{name}_{iname}", extra=attrs), 0)])
 
 
+def _node_metadata(op, kwargs):
+    """Split MXNet's node attributes out of an op call's keywords.
+
+    ``lr_mult=``, ``ctx_group=``... become ``__lr_mult__``...; ``__key__=`` stays as is
+    (``__layout__``); both are node metadata, inherited by auto-created inputs.
+    """
+    meta, rest = {}, {}
+    for k, v in kwargs.items():
+        if k in op.attrs or isinstance(v, Symbol):
+            rest[k] = v
+        elif k in _HIDDEN or any(k.startswith(h) for h in _HIDDEN):
+            meta[f"__{k}__"] = str(v)
+        elif any(k.endswith("_" + h) for h in _HIDDEN):
+            hidden = next(h for h in _HIDDEN if k.endswith("_" + h))
+            raise MXNetError(
+                f"{op.name}: setting variable attributes with {k} is deprecated (as in "
+                f"MXNet); use w = mx.sym.Variable(..., {hidden}={v}) and pass "
+                f"{k[: -len(hidden) - 1]}=w"
+            )
+        elif k.startswith("__") and k.endswith("__") and len(k) > 4:
+            meta[k] = str(v)
+        else:
+            rest[k] = v
+    return meta, rest
+
+
 def create(op, args, kwargs, name=None, attr=None, hint=None):
     """Apply registry ``op`` to symbols: a new node, and its value if inputs have one."""
+    meta, kwargs = _node_metadata(op, kwargs)
     attr_kw = {k: v for k, v in kwargs.items() if k in op.attrs}
     given = {k: v for k, v in kwargs.items() if k not in op.attrs}
     if op.variadic:
@@ -83,6 +110,7 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
                 f"{list(names)}, attributes are {[a for a in op.attrs if a[0] != '_']}"
             )
     extra = hidden_keys(_attribute.current().get(attr))
+    extra.update(meta)
     user_attrs = {k: v for k, v in attr_kw.items() if not k.startswith("_")}
     inputs = []
     for i, iname in enumerate(names):

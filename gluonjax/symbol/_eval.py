@@ -13,6 +13,7 @@ from __future__ import annotations
 import jax
 
 from .. import random as _random
+from .._ops.shape_rules import attr_shape, is_creation, is_known
 from ..autograd import _state as _ag
 from ..base import MXNetError
 from ._node import topo
@@ -28,6 +29,16 @@ class GraphFunction:
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self._plan = []
+        # creation ops whose shape attribute leaves dims to shape inference (MXNet's
+        # ``sym.zeros((0, n))`` begin states): their shapes are found per input shapes
+        self.deferred = [
+            n
+            for n in self.nodes
+            if n.op is not None
+            and is_creation(n.op)
+            and not is_known(attr_shape(n.attr_dict().get("shape")))
+        ]
+        self._by_id = {id(n): n for n in self.deferred}
         for node in self.nodes:
             if node.op is None:
                 self._plan.append((node, None, None))
@@ -40,27 +51,42 @@ class GraphFunction:
             )
             self._plan.append((node, names, aux_slots))
 
+    def _deferred_keys(self, args, aux):
+        """{id(node): (static_key, dyn)} of the deferred creation nodes for these inputs."""
+        from ._infer import resolve_created
+        from ._infer_graph import infer_dtypes
+
+        values = {**aux, **args}
+        dtypes = infer_dtypes(self.symbol, {n: v.dtype for n, v in values.items()})
+        keys = resolve_created(self.symbol, {n: v.shape for n, v in values.items()}, dtypes)
+        return {i: (key, self._by_id[i].dyn) for i, key in keys.items()}
+
+    def input_value(self, name, args, aux, new_aux):
+        """The value of graph input ``name`` (an auxiliary state updated earlier wins)."""
+        for table in (new_aux, args, aux):
+            if name in table:
+                return table[name]
+        raise MXNetError(
+            f"graph input '{name}' was not given; the graph needs arguments "
+            f"{self.arg_names} and auxiliary states {self.aux_names}"
+        )
+
+    def scope(self, seed_key, counter, training):
+        """The random-key and train-mode scope a run of the graph needs."""
+        rnd = _random.traced_key(seed_key, counter) if seed_key is not None else _NoScope()
+        return rnd, _ag._Scope(None, training)
+
     def __call__(self, args, aux, seed_key=None, counter=None, training=False):
         env, new_aux = {}, {}
-        scope = _random.traced_key(seed_key, counter) if seed_key is not None else _NoScope()
-        with scope, _ag._Scope(None, training):
+        overrides = self._deferred_keys(args, aux) if self.deferred else {}
+        rnd, mode = self.scope(seed_key, counter, training)
+        with rnd, mode:
             for node, _names, aux_slots in self._plan:
                 if node.op is None:
-                    name = node.name
-                    if name in new_aux:
-                        env[(id(node), 0)] = new_aux[name]
-                    elif name in args:
-                        env[(id(node), 0)] = args[name]
-                    elif name in aux:
-                        env[(id(node), 0)] = aux[name]
-                    else:
-                        raise MXNetError(
-                            f"graph input '{name}' was not given; the graph needs arguments "
-                            f"{self.arg_names} and auxiliary states {self.aux_names}"
-                        )
+                    env[(id(node), 0)] = self.input_value(node.name, args, aux, new_aux)
                     continue
                 ins = [env[(id(src), idx)] for src, idx in node.inputs]
-                outs, updated = run_node(node, ins)
+                outs, updated = run_node(node, ins, overrides.get(id(node)))
                 for (_k, aux_name), value in zip(aux_slots, updated or ()):
                     new_aux[aux_name] = value
                 for i, o in enumerate(outs):
@@ -76,16 +102,19 @@ class _NoScope:
         return False
 
 
-def run_node(node, ins):
-    """Run one op node on input values: ``(outputs list, new aux values or None)``."""
+def run_node(node, ins, override=None):
+    """Run one op node on input values: ``(outputs list, new aux values or None)``.
+
+    ``override`` is a ``(static_key, dyn)`` pair replacing the node's attributes.
+    """
     op = node.op
-    key = node.static_key
+    key, dyn = override if override is not None else (node.static_key, node.dyn)
     if op.mode:
         key = key[:-1] + (_ag.is_training(),)
     vals = list(ins)
     if op.random:
         vals[0:0] = _random.key_and_counter()
-    vals.extend(node.dyn)
+    vals.extend(dyn)
     try:
         # the node's MXNet name rides along in the jaxpr (export names nodes with it)
         with jax.named_scope(node.name):

@@ -1,8 +1,9 @@
-"""Shape and type inference over a symbol graph (``infer_shape``, ``infer_type``).
+"""``Symbol.infer_shape[_partial]`` and ``Symbol.infer_type[_partial]``, MXNet 1.9.1's API.
 
-Shapes flow forward with ``jax.eval_shape`` of each op's implementation; the
-shapes of parameter variables (weights, biases, BatchNorm statistics) come from
-the op's ``infer_args`` rule, as MXNet's shape inference fills them in.
+Unknowns follow MXNet's two conventions (see :mod:`gluonjax.util`): by default a
+``0`` in a shape is an unknown dimension and ``()`` an unknown shape; under
+``mx.util.np_shape()`` they are ``-1`` and ``None``. The graph passes are in
+:mod:`._infer_graph`.
 """
 
 from __future__ import annotations
@@ -10,251 +11,201 @@ from __future__ import annotations
 import ast
 import warnings
 
-import jax
 import numpy as np
 
 from .._ops.registry import dtype_of
 from ..base import MXNetError
+from ..util import is_np_shape
+from ._infer_graph import ShapeInferenceError, infer_dtypes, infer_shapes, is_known
 from ._node import topo
 
+__all__ = [
+    "infer_shape",
+    "infer_type",
+    "ShapeInferenceError",
+    "to_internal",
+    "to_user",
+    "created_shape",
+    "resolve_created",
+]
 
-def _var_shape(node, given):
-    if node.name in given:
-        return tuple(int(d) for d in given[node.name])
-    text = node.extra.get("__shape__")
-    if text:
-        shape = tuple(ast.literal_eval(text))
-        if shape and all(d > 0 for d in shape):
-            return shape
-    return None
+
+class InferArgumentError(MXNetError, ValueError):
+    """Known shapes/types given to inference in a form it cannot take."""
 
 
-def _var_dtype(node, given):
-    if node.name in given:
-        return dtype_of(given[node.name])
-    text = node.extra.get("__dtype__")
-    if not text:
+def to_internal(shape, np_mode=None):
+    """A user's shape as an internal partial shape (None unknown, -1 unknown dims)."""
+    if shape is None:
         return None
-    from ._json import dtype_from_attr
+    np_mode = is_np_shape() if np_mode is None else np_mode
+    shape = tuple(int(d) for d in shape)
+    if np_mode:
+        return shape
+    if not shape:
+        return None
+    return tuple(-1 if d == 0 else d for d in shape)
 
-    return dtype_from_attr(text)
+
+def to_user(shape, np_mode=None):
+    """An internal partial shape in the caller's convention (see module docstring)."""
+    np_mode = is_np_shape() if np_mode is None else np_mode
+    if np_mode:
+        return shape
+    if shape is None:
+        return ()
+    return tuple(0 if d < 0 else d for d in shape)
 
 
-def _by_position(sym, args, kwargs):
+def _by_position(sym, args, kwargs, what):
+    if args and kwargs:
+        raise InferArgumentError(
+            f"infer_{what}: give the known {what}s either by position or by keyword, not both"
+        )
     given = dict(kwargs)
     if args:
         names = sym.list_arguments()
-        for n, v in zip(names, args):
+        if len(args) > len(names):
+            raise InferArgumentError(
+                f"infer_{what}: {len(args)} positional {what}s for {len(names)} arguments {names}"
+            )
+        for n, v in zip(names, args, strict=False):
             if v is not None:
                 given[n] = v
     return given
 
 
-def _spec(op, node, in_shapes, in_dtypes):
-    vals = [jax.ShapeDtypeStruct(s, d) for s, d in zip(in_shapes, in_dtypes)]
-    if op.random:
-        vals[0:0] = [jax.ShapeDtypeStruct((2,), np.uint32), jax.ShapeDtypeStruct((), np.uint32)]
-    vals.extend(node.dyn)
-    try:
-        res = jax.eval_shape(op.bound(node.static_key), *vals)
-    except MXNetError as err:
-        raise MXNetError(f"shape inference failed at node '{node.name}': {err}") from None
-    except Exception as err:  # noqa: BLE001
-        shapes = ", ".join(str(s) for s in in_shapes)
-        msg = str(err).split("\n")[0]
-        raise MXNetError(
-            f"shape inference failed at node '{node.name}' ({op.name}) with input shapes "
-            f"[{shapes}]: {msg}"
-        ) from None
-    if op.aux:
-        res = res[0]
-    return list(res) if isinstance(res, (tuple, list)) else [res]
-
-
-class _Unknown:
-    """An output whose shape or dtype is unknown (None)."""
-
-    def __init__(self, dtype, shape=None):
-        self.dtype = dtype
-        self.shape = shape
-
-
-def _rule_dtype(op, node, attrs, ref):
-    """Output dtype without running the op: its ``dtype`` attribute or the input dtype."""
-    dt = attrs.get("dtype") if op.name in _DTYPE_OUT or not node.inputs else None
-    return dtype_of(dt) if dt else ref
-
-
-# ops whose ``dtype`` attribute is their output dtype (used when shapes are unknown)
-_DTYPE_OUT = ("Cast", "amp_cast", "one_hot", "Embedding")
-# MXNet keeps these parameters in float32 when the data is float16
-_F32_PARAMS = {
-    n: ("gamma", "beta", "moving_mean", "moving_var")
-    for n in ("BatchNorm", "BatchNorm_v1", "_contrib_SyncBatchNorm")
-}
-
-
-# ops whose inputs all have the output's shape (MXNet infers a missing one from the others)
-_SAME_SHAPE = frozenset(
-    (
-        "elemwise_add",
-        "elemwise_sub",
-        "elemwise_mul",
-        "elemwise_div",
-        "_maximum",
-        "_minimum",
-        "_power",
-        "_mod",
-        "_hypot",
-        "_equal",
-        "_not_equal",
-        "_greater",
-        "_greater_equal",
-        "_lesser",
-        "_lesser_equal",
-        "_logical_and",
-        "_logical_or",
-        "_logical_xor",
-        "add_n",
-        "where",
-        "_grad_add",
-    )
-)
-
-
-def _known(shape):
-    return shape is not None and all(d > 0 for d in shape)
-
-
-def _in_dtype(op, attrs, name, ref):
-    """The dtype an untyped variable input ``name`` takes, given the data dtype ``ref``."""
-    if op.name == "Embedding" and name == "weight":
-        return dtype_of(attrs["dtype"])
-    if ref is not None and ref == np.float16 and name in _F32_PARAMS.get(op.name, ()):
-        return np.dtype(np.float32)
-    return ref
-
-
-def _walk(sym, given_shapes, given_dtypes):
-    """{id(node): [ShapeDtypeStruct or _Unknown per output]} and var shapes/dtypes."""
-    info = {}
-    var_shape, var_dtype = {}, {}
-    for node in topo(sym._outputs):
-        if node.op is None:
-            var_shape[id(node)] = _var_shape(node, given_shapes)
-            var_dtype[id(node)] = _var_dtype(node, given_dtypes)
-            continue
-        op = node.op
-        attrs = node.attr_dict()
-        names = op.input_names(attrs, len(node.inputs))
-
-        def shape_of(src, idx):
-            if src.op is None:
-                return var_shape[id(src)]
-            out = info[id(src)][idx]
-            return None if out.shape is None else tuple(out.shape)
-
-        def dtype_of_in(src, idx):
-            if src.op is None:
-                return var_dtype[id(src)]
-            dt = info[id(src)][idx].dtype
-            return None if dt is None else np.dtype(dt)
-
-        shapes = [shape_of(s, i) for s, i in node.inputs]
-        if not all(_known(s) for s in shapes) and op.infer_args is not None:
-            known = {n: s for n, s in zip(names, shapes) if s is not None}
-            try:
-                filled = op.infer_args(attrs, known)
-            except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
-                filled = {}
-            for k, ((src, _), n) in enumerate(zip(node.inputs, names)):
-                if shapes[k] is None and n in filled and src.op is None:
-                    var_shape[id(src)] = shapes[k] = tuple(filled[n])
-        if op.name in _SAME_SHAPE and not all(_known(s) for s in shapes):
-            full = next((s for s in shapes if _known(s)), None)
-            for k, (src, _) in enumerate(node.inputs):
-                if full is not None and shapes[k] is None and src.op is None:
-                    var_shape[id(src)] = shapes[k] = full
-        dtypes = [dtype_of_in(s, i) for s, i in node.inputs]
-        ref = next((d for d in dtypes if d is not None), None)
-        for k, ((src, _), n) in enumerate(zip(node.inputs, names)):
-            if dtypes[k] is None and src.op is None:
-                dtypes[k] = var_dtype[id(src)] = _in_dtype(op, attrs, n, ref)
-        typed = all(d is not None for d in dtypes)
-        if all(_known(s) for s in shapes):
-            f32 = np.dtype(np.float32)
-            res = _spec(op, node, shapes, [f32 if d is None else d for d in dtypes])
-            if not typed:
-                dt = _rule_dtype(op, node, attrs, ref)
-                res = [_Unknown(dt, r.shape) for r in res]
-            info[id(node)] = res
-        else:
-            info[id(node)] = [_Unknown(_rule_dtype(op, node, attrs, ref))] * node.num_outputs
-    return info, var_shape, var_dtype
-
-
-def _check_names(sym, given):
+def _check_names(sym, given, what):
     names = set(sym.list_inputs())
     unknown = [k for k in given if k not in names]
     if unknown:
-        raise MXNetError(
-            f"unknown input name(s) {unknown}; the symbol's arguments are "
-            f"{sym.list_arguments()} and auxiliary states {sym.list_auxiliary_states()}"
+        raise InferArgumentError(
+            f"infer_{what}: keyword argument name(s) {unknown} not found; the symbol's "
+            f"arguments are {sym.list_arguments()} and auxiliary states "
+            f"{sym.list_auxiliary_states()}"
         )
 
 
-def _results(sym, info, var_val, attr):
-    nodes = {n.name: n for n in topo(sym._outputs) if n.op is None}
-    args = [var_val[id(nodes[n])] for n in sym.list_arguments()]
-    aux = [var_val[id(nodes[n])] for n in sym.list_auxiliary_states()]
-    outs = []
-    for node, idx in sym._outputs:
-        outs.append(var_val[id(node)] if node.op is None else attr(info[id(node)][idx]))
+def _attr_shape(node, np_mode):
+    text = node.extra.get("__shape__")
+    if not text:
+        return None
+    try:
+        shape = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return to_internal(shape if isinstance(shape, tuple) else tuple(shape), np_mode)
+
+
+def _entries(sym):
+    """(variable nodes by name, every (node id, output index) of the graph)."""
+    nodes = topo(sym._outputs)
+    variables = {n.name: n for n in nodes if n.op is None}
+    entries = [(id(n), i) for n in nodes for i in range(n.num_outputs)]
+    return variables, entries
+
+
+def _lists(sym, variables, table):
+    args = [table.get((id(variables[n]), 0)) for n in sym.list_arguments()]
+    aux = [table.get((id(variables[n]), 0)) for n in sym.list_auxiliary_states()]
+    outs = [table.get((id(node), idx)) for node, idx in sym._outputs]
     return args, outs, aux
 
 
 def infer_shape(sym, args, kwargs, partial):
-    """``(arg_shapes, out_shapes, aux_shapes)``; with ``partial`` unknowns are ``()``.
+    """``(arg_shapes, out_shapes, aux_shapes)`` of ``sym`` given some input shapes.
 
-    As in MXNet, a 0 in a shape means an unknown dimension; a full inference that
-    leaves something unknown warns and returns ``(None, None, None)``.
+    Without ``partial``, anything left unknown makes it warn and return
+    ``(None, None, None)``, as MXNet does; shapes that contradict each other
+    raise :class:`ShapeInferenceError`.
     """
-    given = _by_position(sym, args, kwargs)
-    _check_names(sym, given)
-    info, var_shape, _ = _walk(sym, given, {})
-    shape = lambda o: None if o.shape is None else tuple(o.shape)  # noqa: E731
-    arg, out, aux = _results(sym, info, var_shape, shape)
-    if not all(_known(s) for s in arg + out + aux):
-        if partial:
-            fix = lambda lst: [() if s is None else s for s in lst]  # noqa: E731
-            return fix(arg), fix(out), fix(aux)
-        unknown = [f"{n}: {s or ()}" for n, s in zip(sym.list_arguments(), arg) if not _known(s)]
+    np_mode = is_np_shape()
+    given = _by_position(sym, args, kwargs, "shape")
+    _check_names(sym, given, "shape")
+    variables, entries = _entries(sym)
+    var_shapes = {n: _attr_shape(v, np_mode) for n, v in variables.items()}
+    for name, shape in given.items():
+        if not isinstance(shape, (tuple, list)):
+            raise InferArgumentError(
+                f"infer_shape: the shape of '{name}' must be a tuple, got {type(shape).__name__}"
+            )
+        var_shapes[name] = to_internal(shape, np_mode)
+    dtypes = infer_dtypes(sym, {})
+    table = infer_shapes(sym, var_shapes, dtypes)
+    arg, out, aux = _lists(sym, variables, table)
+    complete = all(is_known(table.get(e)) for e in entries)
+    if not complete and not partial:
+        names = sym.list_arguments()
+        unknown = [f"{n}: {to_user(s, np_mode)}" for n, s in zip(names, arg) if not is_known(s)]
         warnings.warn(
             "Cannot decide shape for the following arguments (0s in shape means unknown "
-            "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown),
+            "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown[:10]),
             stacklevel=3,
         )
         return None, None, None
-    return arg, out, aux
+    conv = lambda lst: [to_user(s, np_mode) for s in lst]  # noqa: E731
+    return conv(arg), conv(out), conv(aux)
 
 
-def infer_type(sym, args, kwargs):
-    """``(arg_types, out_types, aux_types)`` as numpy type classes.
+def infer_type(sym, args, kwargs, partial=False):
+    """``(arg_types, out_types, aux_types)`` as numpy type classes (None if unknown).
 
-    Like MXNet, warns and returns ``(None, None, None)`` if an argument's type
-    cannot be decided.
+    Without ``partial``, an unknown type makes it warn and return
+    ``(None, None, None)``, as MXNet does.
     """
-    given = {k: v for k, v in _by_position(sym, args, kwargs).items() if v is not None}
-    _check_names(sym, given)
-    info, _, var_dtype = _walk(sym, {}, given)
-    arg, out, aux = _results(sym, info, var_dtype, lambda o: o.dtype)
-    if any(d is None for d in arg + out + aux):
+    given = {k: v for k, v in _by_position(sym, args, kwargs, "type").items() if v is not None}
+    _check_names(sym, given, "type")
+    given = {k: dtype_of(v) for k, v in given.items()}
+    variables, entries = _entries(sym)
+    table = infer_dtypes(sym, given)
+    arg, out, aux = _lists(sym, variables, table)
+    if any(table.get(e) is None for e in entries) and not partial:
         unknown = [f"{n}: None" for n, d in zip(sym.list_arguments(), arg) if d is None]
         warnings.warn(
             "Cannot decide type for the following arguments. Consider providing them as "
-            "input:\n\t" + "\n\t".join(unknown),
+            "input:\n\t" + "\n\t".join(unknown[:10]),
             stacklevel=3,
         )
         return None, None, None
-    conv = lambda lst: [np.dtype(d).type for d in lst]  # noqa: E731
+    conv = lambda lst: [None if d is None else np.dtype(d).type for d in lst]  # noqa: E731
     return conv(arg), conv(out), conv(aux)
+
+
+def created_shape(node, bind=None, index=0):
+    """``(static_key, shape)`` of a creation node (``sym.zeros((0, H))``...) whose
+    ``shape`` attribute leaves dimensions unknown, with ``bind``'s sizes
+    (``{(id(node), dim): size}``) put in; None for any other node."""
+    from .._ops.shape_rules import attr_shape, is_creation
+
+    if node.op is None or not is_creation(node.op):
+        return None
+    attrs = node.attr_dict()
+    shape = attr_shape(attrs.get("shape"))
+    if shape is None or is_known(shape):
+        return None
+    bind = bind or {}
+    shape = tuple(bind.get((id(node), k), d) for k, d in enumerate(shape))
+    return node.op.parse_attrs({**node.attrs, "shape": shape})[0], shape
+
+
+def resolve_created(sym, shapes, dtypes=None):
+    """``{id(node): static_key}`` of the creation nodes with unknown dimensions, their
+    shapes found by shape inference from the input ``shapes`` (``{name: shape}``).
+
+    Raises :class:`ShapeInferenceError` if one stays unknown.
+    """
+    created = [n for n in topo(sym._outputs) if created_shape(n) is not None]
+    if not created:
+        return {}
+    table = infer_shapes(sym, {k: tuple(v) for k, v in shapes.items()}, dtypes)
+    keys = {}
+    for node in created:
+        shape = table.get((id(node), 0))
+        if not is_known(shape):
+            raise ShapeInferenceError(
+                f"node '{node.name}' ({node.op.name}) has shape "
+                f"{node.attr_dict().get('shape')} with unknown dimensions that shape "
+                f"inference cannot find from the inputs {dict(shapes)}"
+            )
+        keys[id(node)] = node.op.parse_attrs({**node.attrs, "shape": shape})[0]
+    return keys

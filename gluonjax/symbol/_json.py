@@ -125,8 +125,17 @@ def to_dict(sym):
         "arg_nodes": arg_nodes,
         "node_row_ptr": row_ptr,
         "heads": [[index[id(n)], idx, 0] for n, idx in sym._outputs],
-        "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
+        "attrs": _graph_attrs(),
     }
+
+
+def _graph_attrs():
+    from ..util import is_np_shape
+
+    attrs = {"mxnet_version": ["int", MXNET_VERSION]}
+    if is_np_shape():
+        attrs["is_np_shape"] = ["int", 1]
+    return attrs
 
 
 def tojson(sym):

@@ -9,6 +9,7 @@ node index and name.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import json
 
@@ -240,6 +241,7 @@ def from_dict(graph):
     attrs = graph.get("attrs", {})
     if not isinstance(attrs, dict):
         raise _fail("top-level 'attrs' must be an object")
+    _numpy_shape_attrs(nodes, attrs)
     outs = []
     for k, h in enumerate(heads):
         node, idx = _entry(h, None, None, f"head {k}", len(nodes), nodes)
@@ -247,3 +249,26 @@ def from_dict(graph):
             raise _fail(f"head {k} asks for hidden output {idx} of node {node.name!r}")
         outs.append((node, idx))
     return Symbol(outs)
+
+
+def _numpy_shape_attrs(nodes, graph_attrs):
+    """Under ``np_shape``, a file written without it (MXNet < 1.6, or with the switch
+    off) marks unknown dimensions of variable ``__shape__`` with 0: rewrite them as -1
+    (and an empty shape, unknown there, as no shape), as MXNet does on load."""
+    from ..util import is_np_shape
+
+    flag = graph_attrs.get("is_np_shape")
+    if not is_np_shape() or (isinstance(flag, list) and len(flag) == 2 and flag[1] not in (0, "0")):
+        return
+    for node in nodes:
+        text = node.extra.get("__shape__") if node.op is None else None
+        if text is None:
+            continue
+        try:
+            shape = tuple(int(d) for d in ast.literal_eval(text))
+        except (ValueError, SyntaxError, TypeError):
+            continue
+        if not shape:
+            del node.extra["__shape__"]
+        else:
+            node.extra["__shape__"] = str(tuple(-1 if d == 0 else d for d in shape))

@@ -13,7 +13,7 @@ import warnings
 
 from ..base import AttrError, MXNetError
 from ._json import HIDDEN_KEYS, to_dict
-from ._node import topo
+from ._node import Node, topo
 
 __all__ = [
     "node_attrs",
@@ -121,8 +121,32 @@ def get_children(sym):
     """The inputs of the output nodes as one group, or None when there are none."""
     from .symbol import Symbol
 
-    entries = [e for node, _ in sym._outputs for e in node.inputs]
+    entries, seen = [], set()
+    for node, _ in sym._outputs:
+        if id(node) not in seen:
+            seen.add(id(node))
+            entries.extend(node.inputs)
     return Symbol(entries) if entries else None
+
+
+def gen_atomic(sym):
+    """The op of ``sym``'s node on new variables named after its inputs (``data``,
+    ``weight``...), as MXNet's ``_gen_atomic_symbol``; every output of the node is an
+    output of the result."""
+    from .symbol import Symbol
+
+    nodes = {id(n): n for n, _ in sym._outputs}
+    if len(nodes) != 1:
+        raise SymbolValueError(
+            f"_gen_atomic_symbol needs the outputs of one node, {sym!r} has {len(nodes)}"
+        )
+    node = sym._outputs[0][0]
+    if node.op is None:
+        raise SymbolValueError(f"_gen_atomic_symbol: {sym!r} is a variable, not an op")
+    names = node.op.input_names(node.attr_dict(), len(node.inputs))
+    inputs = [(Node(None, n), 0) for n in names]
+    atom = Node(node.op, node.name, node.attrs, inputs, node.static_key, node.dyn, node.extra)
+    return Symbol([(atom, i) for i in range(atom.visible())])
 
 
 def debug_str(sym):

@@ -11,11 +11,21 @@ from __future__ import annotations
 import numpy as np
 
 from .. import attribute as _attribute
-from ..base import HybridizationError, MXNetError
+from ..base import HybridizationError, MXNetError, NotImplementedForSymbol
 from . import _surface
 from ._node import Node, topo
 
 __all__ = ["Symbol", "var", "Variable", "Group", "create", "hint_of"]
+
+
+class TracedBoolError(HybridizationError, NotImplementedForSymbol):
+    """``bool()``/``float()`` of a traced symbol inside a hybridized forward."""
+
+    def __init__(self, msg):
+        MXNetError.__init__(self, msg)
+
+    def __str__(self):
+        return str(self.args[0])
 
 
 class Symbol:
@@ -158,6 +168,11 @@ class Symbol:
         """The inputs of this symbol's node(s) as a group (None for a variable)."""
         return _surface.get_children(self)
 
+    def _gen_atomic_symbol(self):
+        """A symbol with this symbol's (single) op and attributes applied to fresh
+        variables: the op alone, without the graph that feeds it."""
+        return _surface.gen_atomic(self)
+
     # ------------------------------------------------------------ values
     @property
     def shape(self):
@@ -196,7 +211,9 @@ class Symbol:
     asscalar = asnumpy
 
     def __bool__(self):
-        raise HybridizationError(
+        if self._value is None:
+            raise NotImplementedForSymbol(self.__bool__, "bool")
+        raise TracedBoolError(
             f"Python control flow on the value of {self!r} inside a hybridized block: "
             f"a trace cannot follow it. Use F.where(cond, x, y), or "
             f"F.contrib.cond / while_loop / foreach, or call hybridize(False)."
@@ -230,19 +247,32 @@ class Symbol:
 
     # ------------------------------------------------------------ inference
     def infer_shape(self, *args, **kwargs):
+        """``(arg_shapes, out_shapes, aux_shapes)`` given some input shapes (by position or
+        name); ``(None, None, None)`` with a warning if a shape stays unknown. A 0 in a
+        shape is an unknown dimension (-1 under ``mx.util.np_shape()``)."""
         from ._infer import infer_shape
 
         return infer_shape(self, args, kwargs, partial=False)
 
     def infer_shape_partial(self, *args, **kwargs):
+        """As :meth:`infer_shape`, with ``()`` (None under ``np_shape``) for unknown shapes
+        and 0 (-1) for unknown dimensions."""
         from ._infer import infer_shape
 
         return infer_shape(self, args, kwargs, partial=True)
 
     def infer_type(self, *args, **kwargs):
+        """``(arg_types, out_types, aux_types)`` given some input dtypes (by position or
+        name); ``(None, None, None)`` with a warning if a type stays unknown."""
         from ._infer import infer_type
 
         return infer_type(self, args, kwargs)
+
+    def infer_type_partial(self, *args, **kwargs):
+        """As :meth:`infer_type`, with None for the types that stay unknown."""
+        from ._infer import infer_type
+
+        return infer_type(self, args, kwargs, partial=True)
 
 
 # MXNet's Symbol operators call the legacy CamelCase internals (``_PlusScalar``),

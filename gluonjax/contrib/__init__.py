@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import types
 
-from ._control_flow import cond, foreach, while_loop
+from .._control_flow import cond, foreach, while_loop
 
 
 def namespace(parent, name):
