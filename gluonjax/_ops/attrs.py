@@ -78,6 +78,20 @@ def _to_shape(v):
     raise ValueError(f"expected a shape like (3, 3), got {v!r}")
 
 
+def _to_floats(v):
+    """A tuple of floats (MXNet's ``Tuple<float>``: ``(0.5, 1)``, ``'[0.5, 1]'``, ``0.5``)."""
+    if isinstance(v, str):
+        text = v.strip()
+        if text in ("", "()", "[]"):
+            return ()
+        v = _literal(text)
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return (float(v),)
+    if isinstance(v, (tuple, list)):
+        return tuple(_to_float(x) for x in v)
+    raise ValueError(f"expected a tuple of numbers like (0.5, 1.0), got {v!r}")
+
+
 def _to_str(v):
     return str(v)
 
@@ -111,11 +125,13 @@ _KINDS: dict[str, Callable[[Any], Any]] = {
     "float": _to_float,
     "bool": _to_bool,
     "shape": _to_shape,
+    "floats": _to_floats,
     "str": _to_str,
     "dtype": _to_dtype,
     "int?": _none_or(_to_int),
     "float?": _none_or(_to_float),
     "shape?": _none_or(_to_shape),
+    "floats?": _none_or(_to_floats),
     "bool?": _none_or(_to_bool),
     "dtype?": _none_or(_to_dtype),
     "str?": _none_or(_to_str),
@@ -142,8 +158,8 @@ class Attr:
     Parameters
     ----------
     kind : str
-        ``int``, ``float``, ``bool``, ``shape``, ``str``, ``dtype``, ``axis``; a
-        trailing ``?`` also allows ``None``.
+        ``int``, ``float``, ``bool``, ``shape`` (ints), ``floats`` (a tuple of
+        floats), ``str``, ``dtype``, ``axis``; a trailing ``?`` also allows ``None``.
     default : object
         MXNet's default, or ``REQUIRED``.
     choices : tuple, optional

@@ -1,7 +1,11 @@
 """Operator definitions, one module per family; importing registers them all."""
 
 from . import (  # noqa: F401  # noqa: F401,E402
+    attention,
+    boxes,
+    contrib_misc,
     conv,
+    deform_conv,
     elemwise,
     getitem,
     index,
@@ -13,6 +17,7 @@ from . import (  # noqa: F401  # noqa: F401,E402
     random_ops,
     reduce,
     reduce_sort,
+    resize,
     shape,
     shape_create,
     shape_dot,

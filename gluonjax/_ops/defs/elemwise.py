@@ -7,6 +7,7 @@ import jax.numpy as jnp
 from jax.scipy import special as jsp
 
 from ..registry import Attr, register
+from . import _subgrad
 
 _SCALAR = {"scalar": Attr("float", 1.0, static=False)}
 
@@ -20,8 +21,14 @@ def _fix(x):
     return jnp.trunc(x)
 
 
+def _rint(x):
+    """Nearest integer; a tie goes down (MXNet: rint(1.5) = 1, rint(-0.5) = -1)."""
+    lo, hi = jnp.floor(x), jnp.ceil(x)
+    return jnp.where(x - lo <= hi - x, lo, hi)
+
+
 UNARY = {
-    "relu": lambda x: jnp.maximum(x, 0),
+    "relu": _subgrad.relu,
     "sigmoid": jax.nn.sigmoid,
     "tanh": jnp.tanh,
     "exp": jnp.exp,
@@ -35,7 +42,7 @@ UNARY = {
     "cbrt": jnp.cbrt,
     "rcbrt": lambda x: 1.0 / jnp.cbrt(x),
     "square": jnp.square,
-    "abs": jnp.abs,
+    "abs": _subgrad.abs_,
     "sign": jnp.sign,
     "negative": jnp.negative,
     "reciprocal": jnp.reciprocal,
@@ -55,7 +62,7 @@ UNARY = {
     "floor": jnp.floor,
     "ceil": jnp.ceil,
     "round": lambda x: jnp.where(x >= 0, jnp.floor(x + 0.5), jnp.ceil(x - 0.5)),
-    "rint": jnp.rint,
+    "rint": _rint,
     "trunc": jnp.trunc,
     "fix": _fix,
     "softsign": lambda x: x / (1 + jnp.abs(x)),
@@ -90,8 +97,8 @@ BINARY = {
     "div": jnp.divide,
     "mod": jnp.mod,
     "power": jnp.power,
-    "maximum": jnp.maximum,
-    "minimum": jnp.minimum,
+    "maximum": _subgrad.maximum,
+    "minimum": _subgrad.minimum,
     "hypot": jnp.hypot,
     "equal": lambda a, b: _same(a == b, a),
     "not_equal": lambda a, b: _same(a != b, a),
@@ -172,8 +179,8 @@ SCALAR = {
     "_rmod_scalar": (jnp.mod, True),
     "_power_scalar": (jnp.power, False),
     "_rpower_scalar": (jnp.power, True),
-    "_maximum_scalar": (jnp.maximum, False),
-    "_minimum_scalar": (jnp.minimum, False),
+    "_maximum_scalar": (_subgrad.maximum, False),
+    "_minimum_scalar": (_subgrad.minimum, False),
     "_hypot_scalar": (jnp.hypot, False),
     "_equal_scalar": (BINARY["equal"], False),
     "_not_equal_scalar": (BINARY["not_equal"], False),
@@ -198,8 +205,8 @@ for _name, (_fn, _rev) in SCALAR.items():
     attrs={"a_min": Attr("float", static=False), "a_max": Attr("float", static=False)},
 )
 def clip(data, a_min, a_max):
-    """Clip values into [a_min, a_max]."""
-    return jnp.clip(data, jnp.asarray(a_min, data.dtype), jnp.asarray(a_max, data.dtype))
+    """Clip values into [a_min, a_max]; the gradient passes where a_min <= x <= a_max."""
+    return _subgrad.clip(data, jnp.asarray(a_min, data.dtype), jnp.asarray(a_max, data.dtype))
 
 
 @register("add_n", variadic=True, attrs={"num_args": Attr("int", 0)}, aliases=("ElementWiseSum",))

@@ -1,0 +1,101 @@
+"""Box helpers shared by the detection ops: overlaps, format conversion and the
+greedy non-maximum suppression loop.
+
+Boxes are arrays whose last axis holds 4 coordinates: ``corner`` boxes are
+``[xmin, ymin, xmax, ymax]``, ``center`` boxes ``[x, y, width, height]``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["iou", "to_corner", "to_center", "greedy_keep"]
+
+
+def _edges(b, fmt):
+    """(left, top, right, bottom) of boxes in ``fmt``."""
+    if fmt == "corner":
+        return b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    hw, hh = b[..., 2] / 2, b[..., 3] / 2
+    return b[..., 0] - hw, b[..., 1] - hh, b[..., 0] + hw, b[..., 1] + hh
+
+
+def _area(b, fmt):
+    """Box area, 0 for a box with a negative width or height (MXNet's BoxArea)."""
+    if fmt == "corner":
+        w, h = b[..., 2] - b[..., 0], b[..., 3] - b[..., 1]
+    else:
+        w, h = b[..., 2], b[..., 3]
+    return jnp.where((w < 0) | (h < 0), jnp.zeros((), b.dtype), w * h)
+
+
+def iou(a, b, fmt="corner", zero_if_disjoint=False):
+    """Intersection over union of ``a`` and ``b`` (broadcasting over leading axes).
+
+    ``zero_if_disjoint`` returns 0 where the boxes do not intersect (box_iou);
+    otherwise that is ``0 / union`` (NaN for two empty boxes), as in box_nms.
+    """
+    al, at, ar, ab = _edges(a, fmt)
+    bl, bt, br, bb = _edges(b, fmt)
+    zero = jnp.zeros((), a.dtype)
+    w = jnp.maximum(jnp.minimum(ar, br) - jnp.maximum(al, bl), zero)
+    h = jnp.maximum(jnp.minimum(ab, bb) - jnp.maximum(at, bt), zero)
+    inter = w * h
+    out = inter / (_area(a, fmt) + _area(b, fmt) - inter)
+    return jnp.where(inter <= 0, zero, out) if zero_if_disjoint else out
+
+
+def to_center(b):
+    """corner -> center boxes."""
+    return jnp.stack(
+        [(b[..., 0] + b[..., 2]) / 2, (b[..., 1] + b[..., 3]) / 2, b[..., 2] - b[..., 0],
+         b[..., 3] - b[..., 1]],
+        axis=-1,
+    )  # fmt: skip
+
+
+def to_corner(b):
+    """center -> corner boxes."""
+    hw, hh = b[..., 2] / 2, b[..., 3] / 2
+    return jnp.stack([b[..., 0] - hw, b[..., 1] - hh, b[..., 0] + hw, b[..., 1] + hh], axis=-1)
+
+
+def greedy_keep(boxes, cand, suppresses, classes=None, max_keep=None):
+    """Greedy NMS over candidates already sorted by priority.
+
+    Parameters
+    ----------
+    boxes : (B, K, 4) array, in the order of priority.
+    cand : (B, K) bool, the boxes that take part.
+    suppresses : fn(ref (B, 1, 4), boxes (B, K, 4)) -> (B, K) bool, whether ``ref``
+        suppresses each box.
+    classes : (B, K) int array or None; a box only suppresses boxes of its class.
+    max_keep : int or None; stop after keeping this many boxes per batch.
+
+    Returns
+    -------
+    (B, K) bool: the kept boxes. The loop runs once per kept box (not once per
+    candidate), each step one vectorised overlap of the kept box against all.
+    """
+    k = cand.shape[1]
+    ar = jnp.arange(k)
+
+    def body(state):
+        cand, keep, count = state
+        has = cand.any(axis=1)
+        i = jnp.argmax(cand, axis=1)
+        ref = jnp.take_along_axis(boxes, i[:, None, None], axis=1)
+        hit = suppresses(ref, boxes)
+        if classes is not None:
+            hit = hit & (classes == jnp.take_along_axis(classes, i[:, None], axis=1))
+        is_i = ar[None, :] == i[:, None]
+        keep = keep | (is_i & has[:, None])
+        count = count + has.astype(count.dtype)
+        cand = cand & ~hit & ~is_i
+        if max_keep is not None:
+            cand = cand & (count < max_keep)[:, None]
+        return cand, keep, count
+
+    init = (cand, jnp.zeros_like(cand), jnp.zeros(cand.shape[:1], jnp.int32))
+    return jax.lax.while_loop(lambda s: s[0].any(), body, init)[1]
