@@ -23,6 +23,7 @@ Layout of DIR (default ``tests/fixtures/ops``):
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -34,10 +35,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import op_fixture_cases  # noqa: E402
-import op_fixture_cases_tensor  # noqa: E402,F401
-import op_fixture_cases_kinks  # noqa: E402,F401
-import op_fixture_cases_contrib  # noqa: E402,F401
 from op_fixture_cases import ND, Aux  # noqa: E402
+
+# The case modules register their cases on import, drawing from one shared random
+# stream: they are imported in this fixed order (not the alphabetical one) so that
+# adding a module never changes the inputs of the cases before it.
+CASE_MODULES = ("op_fixture_cases_tensor", "op_fixture_cases_kinks", "op_fixture_cases_contrib")
+for _name in CASE_MODULES:
+    importlib.import_module(_name)
 
 DEFAULT_OUT = HERE.parent / "tests" / "fixtures" / "ops"
 HEAD_SEED = 7

@@ -11,8 +11,8 @@ slices one after the other; an encoder-decoder ``keys_values`` is
 
 from __future__ import annotations
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 from ..registry import Attr, register
 
@@ -49,9 +49,7 @@ def _weighted(att, v, seq, batch):
     return jnp.einsum("bij,jbd->ibd", att, v).reshape(att.shape[1], batch, -1)
 
 
-@register(
-    "_contrib_interleaved_matmul_selfatt_qk", inputs=("queries_keys_values",), attrs=_HEADS
-)
+@register("_contrib_interleaved_matmul_selfatt_qk", inputs=("queries_keys_values",), attrs=_HEADS)
 def selfatt_qk(queries_keys_values, *, heads):
     """Scaled scores ``q . k / sqrt(head_dim)`` of each head: ``(batch * heads, seq, seq)``."""
     x = _split(queries_keys_values, heads, 3, "queries_keys_values")
@@ -70,9 +68,7 @@ def selfatt_valatt(queries_keys_values, attention, *, heads):
     return _weighted(attention, x[:, :, 2], x.shape[0], queries_keys_values.shape[1])
 
 
-@register(
-    "_contrib_interleaved_matmul_encdec_qk", inputs=("queries", "keys_values"), attrs=_HEADS
-)
+@register("_contrib_interleaved_matmul_encdec_qk", inputs=("queries", "keys_values"), attrs=_HEADS)
 def encdec_qk(queries, keys_values, *, heads):
     """Scaled scores of decoder ``queries (seq_q, batch, heads * head_dim)`` against the
     encoder keys: ``(batch * heads, seq_q, seq_k)``."""

@@ -21,7 +21,9 @@ _FORMATS = ("corner", "center")
 def _box_nms_check(width, coord_start, score_index, id_index):
     need = 6 if id_index >= 0 else 5
     if width < need:
-        raise ValueError(f"each box needs at least {need} values (score, 4 coordinates), got {width}")
+        raise ValueError(
+            f"each box needs at least {need} values (score, 4 coordinates), got {width}"
+        )
     if not (0 <= coord_start and coord_start + 3 < width):
         raise ValueError(f"coordinates [{coord_start}, {coord_start + 3}] exceed width {width}")
     for name, i in (("score_index", score_index), ("id_index", id_index)):
@@ -259,9 +261,7 @@ def box_encode(samples, matches, anchors, refs, means, stds):
     aw, ah = anchors[..., 2] - anchors[..., 0], anchors[..., 3] - anchors[..., 1]
     rx, ry = ref[..., 0] + rw * 0.5, ref[..., 1] + rh * 0.5
     ax, ay = anchors[..., 0] + aw * 0.5, anchors[..., 1] + ah * 0.5
-    t = jnp.stack(
-        [(rx - ax) / aw, (ry - ay) / ah, jnp.log(rw / aw), jnp.log(rh / ah)], axis=-1
-    )
+    t = jnp.stack([(rx - ax) / aw, (ry - ay) / ah, jnp.log(rw / aw), jnp.log(rh / ah)], axis=-1)
     t = (t - means.reshape(4)) / stds.reshape(4)
     valid = (samples > 0.5)[..., None]
     zero = jnp.zeros((), anchors.dtype)

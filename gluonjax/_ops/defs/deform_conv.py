@@ -15,7 +15,9 @@ from .conv import expand
 
 
 def _inputs(attrs):
-    return ("data", "offset", "weight") if attrs["no_bias"] else ("data", "offset", "weight", "bias")
+    return (
+        ("data", "offset", "weight") if attrs["no_bias"] else ("data", "offset", "weight", "bias")
+    )
 
 
 def _infer(attrs, shapes):
@@ -120,8 +122,9 @@ def deformable_convolution(
             f"DeformableConvolution supports 2-D NCHW data and kernels, got data "
             f"{tuple(data.shape)}, kernel={kernel}, layout={layout}"
         )
-    stride, dilate, pad = (expand(v, 2, f, nm) for v, f, nm in
-                           ((stride, 1, "stride"), (dilate, 1, "dilate"), (pad, 0, "pad")))  # fmt: skip
+    stride = expand(stride, 2, 1, "stride")
+    dilate = expand(dilate, 2, 1, "dilate")
+    pad = expand(pad, 2, 0, "pad")
     n, c, h, w = data.shape
     ho = (h + 2 * pad[0] - dilate[0] * (kernel[0] - 1) - 1) // stride[0] + 1
     wo = (w + 2 * pad[1] - dilate[1] * (kernel[1] - 1) - 1) // stride[1] + 1

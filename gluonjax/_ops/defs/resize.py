@@ -8,8 +8,8 @@ weighted sums that XLA fuses; their gradients are the matching scatter-adds.
 
 from __future__ import annotations
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 from ..registry import Attr, register
 
