@@ -99,3 +99,62 @@ def greedy_keep(boxes, cand, suppresses, classes=None, max_keep=None):
 
     init = (cand, jnp.zeros_like(cand), jnp.zeros(cand.shape[:1], jnp.int32))
     return jax.lax.while_loop(lambda s: s[0].any(), body, init)[1]
+
+
+def greedy_pairs(score, valid_cols, steps, accept):
+    """Greedy one-to-one matching of rows to columns by descending score.
+
+    Parameters
+    ----------
+    score : (B, R, C) array.
+    valid_cols : (B, C) bool, the columns that may be matched.
+    steps : int, the most matches per batch.
+    accept : fn(best (B,)) -> (B,) bool; matching stops at the first best pair it
+        rejects (scores only fall from one step to the next).
+
+    Returns
+    -------
+    (row_match (B, R), col_match (B, C)): the matched column of each row and row of
+    each column (int32, -1 if unmatched). Each step takes the best remaining pair of a
+    free row and a free column; ties go to the first in row-major order.
+
+    Every column keeps its best free row; a step recomputes them (one pass over the
+    scores) only when it took a row that was some other column's best.
+    """
+    nb, nr, nc = score.shape
+    neg = jnp.asarray(-jnp.inf, score.dtype)
+    rows, cols = jnp.arange(nr), jnp.arange(nc)
+
+    def column_best(free_rows):
+        v = jnp.where(free_rows[:, :, None], score, neg)
+        best = v.max(axis=1)
+        first = jnp.where(v == best[:, None, :], rows[None, :, None], nr).min(axis=1)
+        return best, first
+
+    def body(_, state):
+        free_rows, free_cols, row_match, col_match, best, first = state
+        cand = jnp.where(free_cols, best, neg)
+        top = cand.max(axis=1)
+        key = jnp.where(free_cols & (cand == top[:, None]), first * nc + cols, nr * nc)
+        g = jnp.argmin(key, axis=1)
+        r = jnp.take_along_axis(first, g[:, None], axis=1)[:, 0]
+        take = free_cols.any(axis=1) & accept(top)
+        hit_r = take[:, None] & (rows[None] == r[:, None])
+        hit_c = take[:, None] & (cols[None] == g[:, None])
+        row_match = jnp.where(hit_r, g[:, None], row_match)
+        col_match = jnp.where(hit_c, r[:, None], col_match)
+        free_rows, free_cols = free_rows & ~hit_r, free_cols & ~hit_c
+        stale = (free_cols & (first == r[:, None]) & take[:, None]).any()
+        best, first = jax.lax.cond(stale, column_best, lambda _: (best, first), free_rows)
+        return free_rows, free_cols, row_match, col_match, best, first
+
+    free_rows = jnp.ones((nb, nr), bool)
+    init = (
+        free_rows,
+        valid_cols,
+        jnp.full((nb, nr), -1, jnp.int32),
+        jnp.full((nb, nc), -1, jnp.int32),
+        *column_best(free_rows),
+    )
+    out = jax.lax.fori_loop(0, steps, body, init)
+    return out[2], out[3]

@@ -205,31 +205,15 @@ def bipartite_matching(data, *, is_ascend, threshold, topk):
     if data.ndim < 2:
         raise ValueError(f"the score matrix needs at least 2 dimensions, got {data.shape}")
     nr, nc = data.shape[-2:]
-    s = jax.lax.stop_gradient(data).reshape(-1, nr * nc)
-    nb = s.shape[0]
-    key = -s if is_ascend else s
+    s = jax.lax.stop_gradient(data).reshape(-1, nr, nc)
     steps = min(nr, nc) if topk <= 0 else min(nr, nc, topk + 1)
-    flat = jnp.arange(nr * nc)
 
-    def body(_, state):
-        avail, rows, cols = state
-        j = jnp.argmax(jnp.where(avail, key, -jnp.inf), axis=1)
-        best = jnp.take_along_axis(s, j[:, None], axis=1)[:, 0]
-        good = best < threshold if is_ascend else best > threshold
-        take = avail.any(axis=1) & good
-        r, c = j // nc, j % nc
-        rows = jnp.where(take[:, None] & (jnp.arange(nr) == r[:, None]), c[:, None], rows)
-        cols = jnp.where(take[:, None] & (jnp.arange(nc) == c[:, None]), r[:, None], cols)
-        used = (flat[None] // nc == r[:, None]) | (flat[None] % nc == c[:, None])
-        avail = avail & take[:, None] & ~used
-        return avail, rows, cols
+    def accept(best):
+        return -best < threshold if is_ascend else best > threshold
 
-    init = (
-        jnp.ones((nb, nr * nc), bool),
-        jnp.full((nb, nr), -1, jnp.int32),
-        jnp.full((nb, nc), -1, jnp.int32),
+    rows, cols = _boxutil.greedy_pairs(
+        -s if is_ascend else s, jnp.ones((s.shape[0], nc), bool), steps, accept
     )
-    _, rows, cols = jax.lax.fori_loop(0, steps, body, init)
     return (
         rows.astype(data.dtype).reshape(data.shape[:-1]),
         cols.astype(data.dtype).reshape(data.shape[:-2] + (nc,)),

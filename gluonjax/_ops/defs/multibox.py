@@ -90,26 +90,9 @@ def _match(iou, valid_gt, overlap_threshold):
     """Anchor -> ground truth matches: greedy best pairs first, then (threshold > 0)
     every anchor whose best overlap exceeds the threshold. Returns (pos, gt_index,
     best_iou), each (B, A)."""
-    nb, na, nl = iou.shape
     neg = jnp.asarray(-jnp.inf, iou.dtype)
-    gt_ids = jnp.arange(nl)
-    anchor_ids = jnp.arange(na)
-
-    def body(_, state):
-        pos, match, gt_done = state
-        free = ~pos[:, :, None] & ~gt_done[:, None, :] & valid_gt[:, None, :]
-        flat = jnp.where(free, iou, neg).reshape(nb, -1)
-        j = jnp.argmax(flat, axis=1)
-        take = jnp.take_along_axis(flat, j[:, None], axis=1)[:, 0] > 1e-6
-        ja, jg = j // nl, j % nl
-        hit = take[:, None] & (anchor_ids[None] == ja[:, None])
-        pos = pos | hit
-        match = jnp.where(hit, jg[:, None], match)
-        gt_done = gt_done | (take[:, None] & (gt_ids[None] == jg[:, None]))
-        return pos, match, gt_done
-
-    init = (jnp.zeros((nb, na), bool), jnp.full((nb, na), -1, jnp.int32), ~valid_gt)
-    pos, match, _ = jax.lax.fori_loop(0, nl, body, init)
+    match, _ = _boxutil.greedy_pairs(iou, valid_gt, iou.shape[2], lambda best: best > 1e-6)
+    pos = match >= 0
     masked = jnp.where(valid_gt[:, None, :], iou, neg)
     best_gt = jnp.argmax(masked, axis=2).astype(jnp.int32)
     best = jnp.max(masked, axis=2)
@@ -185,7 +168,9 @@ def multibox_target(
         cand = ~pos & (best < negative_mining_thresh)
         bg = jax.nn.softmax(pred, axis=1)[:, 0]  # (B, A)
         key = jnp.where(cand, bg, jnp.inf)
-        rank = jnp.argsort(jnp.argsort(key, axis=1, stable=True), axis=1, stable=True)
+        order = jnp.argsort(key, axis=1, stable=True)  # hardest negatives first
+        ranks = jnp.broadcast_to(jnp.arange(na, dtype=jnp.int32), key.shape)
+        rank = jnp.zeros_like(ranks).at[jnp.arange(nb)[:, None], order].set(ranks)
         negative = cand & (rank < n_neg[:, None])
     else:
         negative = ~pos

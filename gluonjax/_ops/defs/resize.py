@@ -2,8 +2,8 @@
 contrib.AdaptiveAvgPooling2D.
 
 Sampling positions depend only on the shapes, so they are computed once with
-NumPy (in float32, in MXNet's order of operations) and the ops are gathers and
-weighted sums that XLA fuses; their gradients are the matching scatter-adds.
+NumPy (in float32, in MXNet's order of operations) into small interpolation or
+averaging matrices; the ops are matmuls, and so are their gradients.
 """
 
 from __future__ import annotations
@@ -73,13 +73,24 @@ def _linear_taps(n_in, n_out, align_corners):
     return i0, i1, (f32(1) - lam1).astype(f32), lam1
 
 
-def _interp(x, axis, n_out, align_corners):
-    i0, i1, l0, l1 = _linear_taps(x.shape[axis], n_out, align_corners)
-    shape = [1] * x.ndim
-    shape[axis] = n_out
-    l0 = jnp.asarray(l0.reshape(shape), x.dtype)
-    l1 = jnp.asarray(l1.reshape(shape), x.dtype)
-    return l0 * jnp.take(x, i0, axis=axis) + l1 * jnp.take(x, i1, axis=axis)
+def _interp_matrix(n_in, n_out, align_corners):
+    """(n_out, n_in) float32 matrix of linear interpolation along one axis."""
+    i0, i1, l0, l1 = _linear_taps(n_in, n_out, align_corners)
+    m = np.zeros((n_out, n_in), np.float32)
+    np.add.at(m, (np.arange(n_out), i0), l0)
+    np.add.at(m, (np.arange(n_out), i1), l1)
+    return m
+
+
+def _resize(x, oh, ow, align_corners):
+    """Separable resize as two matmuls (their gradients are matmuls too); the cheaper
+    order goes first."""
+    n, c, h, w = x.shape
+    mh = jnp.asarray(_interp_matrix(h, oh, align_corners), x.dtype)
+    mw = jnp.asarray(_interp_matrix(w, ow, align_corners), x.dtype)
+    if h * w * ow + oh * h * ow <= oh * h * w + oh * w * ow:
+        return jnp.einsum("ph,nchq->ncpq", mh, jnp.einsum("nchw,qw->nchq", x, mw))
+    return jnp.einsum("ncpw,qw->ncpq", jnp.einsum("ph,nchw->ncpw", mh, x), mw)
 
 
 @register(
@@ -131,7 +142,7 @@ def bilinear_resize(
     )
     if (oh, ow) == data.shape[2:]:
         return data
-    return _interp(_interp(data, 3, ow, align_corners), 2, oh, align_corners)
+    return _resize(data, oh, ow, align_corners)
 
 
 def _avg_matrix(n_in, n_out):

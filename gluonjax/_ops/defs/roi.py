@@ -51,30 +51,24 @@ def _samples(start, bin_size, n_bins, index, grid, size):
     return low, high, jnp.where(keep, 1 - frac, zero), jnp.where(keep, frac, zero)
 
 
-def _align_static(data, b, y0, x0, bh, bw, ph, pw, g):
-    """Fixed ``g x g`` samples per bin: gather rows, then columns (separably)."""
-    nr = b.shape[0]
-    c = data.shape[1]
-    grid = jnp.asarray(g, data.dtype)
-    yl, yh, wyl, wyh = _samples(y0, bh, ph, jnp.arange(g), grid, data.shape[2])
-    xl, xh, wxl, wxh = _samples(x0, bw, pw, jnp.arange(g), grid, data.shape[3])
-    yl, yh, wyl, wyh = (a.reshape(nr, ph * g) for a in (yl, yh, wyl, wyh))
-    xl, xh, wxl, wxh = (a.reshape(nr, 1, 1, pw * g) for a in (xl, xh, wxl, wxh))
-    rows = (
-        wyl[:, :, None, None] * data[b[:, None], :, yl]
-        + wyh[:, :, None, None] * data[b[:, None], :, yh]
-    )  # (R, PH*G, C, W)
-    vals = wxl * jnp.take_along_axis(rows, jnp.broadcast_to(xl, rows.shape[:3] + xl.shape[3:]), 3)
-    vals = vals + wxh * jnp.take_along_axis(
-        rows, jnp.broadcast_to(xh, rows.shape[:3] + xh.shape[3:]), 3
-    )  # (R, PH*G, C, PW*G)
-    vals = vals.reshape(nr, ph, g, c, pw, g).sum(axis=(2, 5)) / (g * g)
-    return vals.transpose(0, 2, 1, 3)  # (R, C, PH, PW)
+def _onehot_weights(low, high, w_low, w_high, size):
+    """Sum over the last axis of samples of their interpolation weights, one-hot on
+    ``size`` positions: (R, n_bins, G) taps -> (R, n_bins, size)."""
+    col = jnp.arange(size)
+    return (
+        w_low[..., None] * (low[..., None] == col) + w_high[..., None] * (high[..., None] == col)
+    ).sum(axis=2)
+
+
+def _static_weights(start, bin_size, n_bins, g, size):
+    """(R, n_bins, size) averaging weights of ``g`` samples per bin."""
+    grid = jnp.asarray(g, start.dtype)
+    taps = _samples(start, bin_size, n_bins, jnp.arange(g), grid, size)
+    return _onehot_weights(*taps, size) / g
 
 
 def _axis_weights(start, bin_size, n_bins, grid, size):
     """(R, n_bins, size) averaging weights of ``grid`` (per region) samples per bin."""
-    col = jnp.arange(size)
     gmax = jnp.max(grid)
     gridf = grid.astype(start.dtype)[:, None, None]
 
@@ -83,23 +77,21 @@ def _axis_weights(start, bin_size, n_bins, grid, size):
         low, high, wl, wh = _samples(start, bin_size, n_bins, i, gridf, size)
         live = (i < grid)[:, None, None]
         wl, wh = jnp.where(live, wl, 0), jnp.where(live, wh, 0)
-        acc = acc + wl * (col == low) + wh * (col == high)
-        return i + 1, acc
+        return i + 1, acc + _onehot_weights(low, high, wl, wh, size)
 
     init = (jnp.zeros((), jnp.int32), jnp.zeros((start.shape[0], n_bins, size), start.dtype))
     acc = jax.lax.while_loop(lambda s: s[0] < gmax, body, init)[1]
     return acc / jnp.maximum(gridf, 1)
 
 
-def _align_adaptive(data, b, y0, x0, bh, bw, rh, rw, ph, pw):
-    """Per-region ``ceil(size / pooled)`` samples per bin, as weight matrices."""
-    gh = jnp.ceil(rh / ph).astype(jnp.int32)
-    gw = jnp.ceil(rw / pw).astype(jnp.int32)
-    wy = _axis_weights(y0, bh, ph, gh, data.shape[2])
-    wx = _axis_weights(x0, bw, pw, gw, data.shape[3])
-    t = jnp.einsum("rph,nchw->rncpw", wy, data)
-    t = jnp.take_along_axis(t, b[:, None, None, None, None], axis=1)[:, 0]
-    return jnp.einsum("rcpw,rqw->rcpq", t, wx)
+def _pool_by_weights(data, b, wy, wx):
+    """out[r, c, p, q] = sum_hw wy[r, p, h] * data[b_r, c, h, w] * wx[r, q, w], as
+    matmuls (one per image of the batch, each over the regions of that image)."""
+    out = 0
+    for i in range(data.shape[0]):
+        mine = (b == i).astype(data.dtype)[:, None, None]
+        out = out + jnp.einsum("rph,chw,rqw->rcpq", wy * mine, data[i], wx)
+    return out
 
 
 @register(
@@ -135,18 +127,21 @@ def roi_align(data, rois, *, pooled_size, spatial_scale, sample_ratio, position_
     if not aligned:
         rw, rh = jnp.maximum(rw, 1.0), jnp.maximum(rh, 1.0)
     bh, bw = rh / ph, rw / pw
-    bi = jnp.clip(b, 0, data.shape[0] - 1)
+    h, w = data.shape[2:]
     if sample_ratio > 0:
-        out = _align_static(data, bi, y0, x0, bh, bw, ph, pw, sample_ratio)
+        wy = _static_weights(y0, bh, ph, sample_ratio, h)
+        wx = _static_weights(x0, bw, pw, sample_ratio, w)
     else:
-        out = _align_adaptive(data, bi, y0, x0, bh, bw, rh, rw, ph, pw)
+        wy = _axis_weights(y0, bh, ph, jnp.ceil(rh / ph).astype(jnp.int32), h)
+        wx = _axis_weights(x0, bw, pw, jnp.ceil(rw / pw).astype(jnp.int32), w)
+    out = _pool_by_weights(data, b, wy, wx)
     if position_sensitive:
         c = data.shape[1]
         if c % (ph * pw):
             raise ValueError(f"position_sensitive needs channels {c} divisible by {ph * pw}")
         full = out.reshape(out.shape[0], c // (ph * pw), ph * pw, ph * pw)
         out = jnp.diagonal(full, axis1=2, axis2=3).reshape(out.shape[0], -1, ph, pw)
-    return jnp.where((b >= 0)[:, None, None, None], out, jnp.zeros((), out.dtype))
+    return out
 
 
 # ----------------------------------------------------------------------------- ROIPooling
@@ -163,6 +158,72 @@ def _windows(start, size, n_bins, limit):
     return jnp.clip(lo, 0, limit), jnp.clip(hi, 0, limit)
 
 
+def _first_max(va, ia, vb, ib):
+    """Elementwise (value, index) of the larger value; a tie keeps the smaller index."""
+    take_a = (va > vb) | ((va == vb) & (ia <= ib))
+    return jnp.where(take_a, va, vb), jnp.where(take_a, ia, ib)
+
+
+def _range_max_table(vals, idx, axis):
+    """Sparse table along ``axis``: level k holds, at position i, the maximum of
+    ``vals`` over ``[i, i + 2**k)`` (-inf past the end) and its first ``idx``.
+    Returns arrays with a new leading levels axis."""
+    size = vals.shape[axis]
+    neg = jnp.asarray(-jnp.inf, vals.dtype)
+    out_v, out_i = [vals], [idx]
+    step = 1
+    while 2 * step <= size:
+        pad = [(0, 0)] * vals.ndim
+        pad[axis] = (0, step)
+        tail = [slice(None)] * vals.ndim
+        tail[axis] = slice(step, None)
+        v_next = jnp.pad(out_v[-1][tuple(tail)], pad, constant_values=neg)
+        i_next = jnp.pad(out_i[-1][tuple(tail)], pad, constant_values=jnp.iinfo(jnp.int32).max)
+        v, i = _first_max(out_v[-1], out_i[-1], v_next, i_next)
+        out_v.append(v)
+        out_i.append(i)
+        step *= 2
+    return jnp.stack(out_v), jnp.stack(out_i)
+
+
+def _log_level(lo, hi, levels):
+    lvl = jnp.floor(jnp.log2(jnp.maximum(hi - lo, 1).astype(jnp.float32))).astype(jnp.int32)
+    return jnp.minimum(lvl, levels - 1)
+
+
+def _first_argmax(x, bi, hs, he, ws, we):
+    """Row-major index of the first maximum of every bin ``[hs, he) x [ws, we)``:
+    each bin's column range from two lookups in a range-maximum table, then one pass
+    over the rows."""
+    h, w = x.shape[2:]
+    xt = x.transpose(0, 3, 2, 1)  # (B, W, H, C): a lookup reads whole (H, C) planes
+    cols = jnp.broadcast_to(jnp.arange(w, dtype=jnp.int32)[:, None, None], xt.shape)
+    tv, ti = _range_max_table(xt, cols, axis=1)  # (Lw, B, W, H, C)
+    lw = _log_level(ws, we, tv.shape[0])
+    at = (lw, bi[:, None])
+    a, b = jnp.clip(ws, 0, w - 1), jnp.clip(we - (1 << lw), 0, w - 1)
+    colmax, colarg = _first_max(tv[(*at, a)], ti[(*at, a)], tv[(*at, b)], ti[(*at, b)])
+    # rows: one pass over the image rows keeps each bin's first maximum (a strict >)
+
+    def body(r, state):
+        best, harg, warg = state
+        inside = ((r >= hs) & (r < he))[:, :, None, None]  # (R, PH, 1, 1)
+        v = jax.lax.dynamic_index_in_dim(colmax, r, axis=2, keepdims=False)[:, None]
+        i = jax.lax.dynamic_index_in_dim(colarg, r, axis=2, keepdims=False)[:, None]
+        better = inside & (v > best)
+        return jnp.where(better, v, best), jnp.where(better, r, harg), jnp.where(better, i, warg)
+
+    shape = (hs.shape[0], hs.shape[1], ws.shape[1], x.shape[1])  # (R, PH, PW, C)
+    init = (
+        jnp.full(shape, -jnp.inf, x.dtype),
+        jnp.broadcast_to(jnp.clip(hs, 0, h - 1)[:, :, None, None], shape),
+        jnp.zeros(shape, jnp.int32),
+    )
+    lo, hi = jnp.clip(jnp.min(hs), 0, h), jnp.clip(jnp.max(he), 0, h)
+    _, harg, warg = jax.lax.fori_loop(lo, hi, body, init)
+    return (harg * w + warg).transpose(0, 3, 1, 2)
+
+
 @register(
     "ROIPooling",
     inputs=("data", "rois"),
@@ -177,6 +238,9 @@ def roi_pooling(data, rois, *, pooled_size, spatial_scale):
     batch index give 0. A tie sends the gradient to the first maximum in row-major
     order, as MXNet. (The hidden second output is the flat index of the maximum, -1
     for empty bins.)
+
+    Column ranges are answered by a range-maximum table of the image (two lookups per
+    bin, whatever its width), rows by one pass over the image rows.
     """
     _check_data(data, pooled_size, "ROIPooling")
     ph, pw = pooled_size
@@ -188,23 +252,11 @@ def roi_pooling(data, rois, *, pooled_size, spatial_scale):
     ws, we = _windows(x0, jnp.maximum(x1 - x0 + 1, 1), pw, w)
     ok_b = (b >= 0) & (b < nb)
     bi = jnp.clip(b, 0, nb - 1)
-    xs = jax.lax.stop_gradient(data)[bi]  # (R, C, H, W)
-    neg = jnp.asarray(-jnp.inf, data.dtype)
-    col = jnp.arange(w)
-    in_w = (col >= ws[..., None]) & (col < we[..., None])  # (R, PW, W)
-    masked = jnp.where(in_w[:, None, None], xs[:, :, :, None, :], neg)  # (R, C, H, PW, W)
-    wmax, warg = masked.max(-1), jnp.argmax(masked, axis=-1)  # (R, C, H, PW)
-    row = jnp.arange(h)
-    in_h = (row >= hs[..., None]) & (row < he[..., None])  # (R, PH, H)
-    masked = jnp.where(in_h[:, None, :, :, None], wmax[:, :, None], neg)  # (R, C, PH, H, PW)
-    harg = jnp.argmax(masked, axis=3)  # (R, C, PH, PW)
-    wsel = jnp.take_along_axis(warg[:, :, None], harg[:, :, :, None], axis=3)[:, :, :, 0]
-    flat = harg * w + wsel
+    flat = _first_argmax(jax.lax.stop_gradient(data), bi, hs, he, ws, we)  # (R, C, PH, PW)
     live = ok_b[:, None, None, None] & ((he > hs)[:, None, :, None] & (we > ws)[:, None, None, :])
     vals = data.reshape(nb, c, h * w)
     out = vals[bi[:, None, None], jnp.arange(c)[None, :, None], flat.reshape(-1, c, ph * pw)]
-    out = out.reshape(flat.shape)
-    out = jnp.where(live, out, jnp.zeros((), data.dtype))
+    out = jnp.where(live, out.reshape(flat.shape), jnp.zeros((), data.dtype))
     chan = (bi[:, None] * c + jnp.arange(c)[None])[:, :, None, None] * (h * w)
     maxidx = jnp.where(live, chan + flat, -1).astype(data.dtype)
     return out, maxidx
