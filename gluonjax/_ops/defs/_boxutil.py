@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["iou", "to_corner", "to_center", "greedy_keep"]
+__all__ = ["iou", "to_corner", "to_center", "greedy_keep", "greedy_pairs"]
 
 
 def _edges(b, fmt):
@@ -61,6 +61,12 @@ def to_corner(b):
     return jnp.stack([b[..., 0] - hw, b[..., 1] - hh, b[..., 0] + hw, b[..., 1] + hh], axis=-1)
 
 
+# Up to this many candidates per image, NMS builds the whole suppression matrix and
+# solves the greedy recurrence in a few parallel sweeps; beyond it, it loops once
+# per kept box (memory linear in the candidates).
+MATRIX_LIMIT = 4096
+
+
 def greedy_keep(boxes, cand, suppresses, classes=None, max_keep=None):
     """Greedy NMS over candidates already sorted by priority.
 
@@ -68,21 +74,52 @@ def greedy_keep(boxes, cand, suppresses, classes=None, max_keep=None):
     ----------
     boxes : (B, K, 4) array, in the order of priority.
     cand : (B, K) bool, the boxes that take part.
-    suppresses : fn(ref (B, 1, 4), boxes (B, K, 4)) -> (B, K) bool, whether ``ref``
-        suppresses each box.
+    suppresses : fn(ref (..., 4), boxes (..., 4)) -> bool array (broadcasting), whether
+        ``ref`` suppresses each box.
     classes : (B, K) int array or None; a box only suppresses boxes of its class.
-    max_keep : int or None; stop after keeping this many boxes per batch.
+    max_keep : int or None; keep at most this many boxes per batch (the first ones).
 
     Returns
     -------
-    (B, K) bool: the kept boxes. The loop runs once per kept box (not once per
-    candidate), each step one vectorised overlap of the kept box against all.
+    (B, K) bool: the kept boxes, ``keep[j] = cand[j] and no kept i < j suppresses j``.
+
+    With K <= ``MATRIX_LIMIT`` the recurrence is solved by sweeping it over the whole
+    (K, K) suppression matrix until nothing changes (each sweep fixes at least the
+    next box; chains of suppression are short, so a few sweeps do); otherwise a loop
+    runs once per kept box, each step one vectorised overlap against all boxes.
     """
     k = cand.shape[1]
+    if k > MATRIX_LIMIT:
+        return _keep_by_loop(boxes, cand, suppresses, classes, max_keep)
+    keep = _keep_by_matrix(boxes, cand, suppresses, classes)
+    if max_keep is not None:
+        keep = keep & (jnp.cumsum(keep, axis=1) <= max_keep)
+    return keep
+
+
+def _keep_by_matrix(boxes, cand, suppresses, classes):
+    k = cand.shape[1]
+    hits = suppresses(boxes[:, :, None, :], boxes[:, None, :, :])  # (B, K, K): i hits j
+    hits = hits & jnp.triu(jnp.ones((k, k), bool), 1)[None]
+    if classes is not None:
+        hits = hits & (classes[:, :, None] == classes[:, None, :])
+    hits = hits & cand[:, :, None]
+
+    def sweep(state):
+        keep, _ = state
+        new = cand & ~jnp.any(keep[:, :, None] & hits, axis=1)
+        return new, jnp.any(new != keep)
+
+    return jax.lax.while_loop(lambda s: s[1], sweep, (cand, jnp.asarray(True)))[0]
+
+
+def _keep_by_loop(boxes, cand, suppresses, classes, max_keep):
+    k = cand.shape[1]
     ar = jnp.arange(k)
+    limit = k if max_keep is None else max_keep
 
     def body(state):
-        cand, keep, count = state
+        cand, keep = state
         has = cand.any(axis=1)
         i = jnp.argmax(cand, axis=1)
         ref = jnp.take_along_axis(boxes, i[:, None, None], axis=1)
@@ -91,14 +128,10 @@ def greedy_keep(boxes, cand, suppresses, classes=None, max_keep=None):
             hit = hit & (classes == jnp.take_along_axis(classes, i[:, None], axis=1))
         is_i = ar[None, :] == i[:, None]
         keep = keep | (is_i & has[:, None])
-        count = count + has.astype(count.dtype)
-        cand = cand & ~hit & ~is_i
-        if max_keep is not None:
-            cand = cand & (count < max_keep)[:, None]
-        return cand, keep, count
+        more = (keep.sum(axis=1) < limit)[:, None]
+        return cand & ~hit & ~is_i & more, keep
 
-    init = (cand, jnp.zeros_like(cand), jnp.zeros(cand.shape[:1], jnp.int32))
-    return jax.lax.while_loop(lambda s: s[0].any(), body, init)[1]
+    return jax.lax.while_loop(lambda s: s[0].any(), body, (cand, jnp.zeros_like(cand)))[1]
 
 
 def greedy_pairs(score, valid_cols, steps, accept):
@@ -158,3 +191,21 @@ def greedy_pairs(score, valid_cols, steps, accept):
     )
     out = jax.lax.fori_loop(0, steps, body, init)
     return out[2], out[3]
+
+
+def stable_partition(mask):
+    """(B, N) indices putting the True entries of ``mask`` first, then the False ones,
+    each group in its original order (a stable partition without a sort)."""
+    nb, n = mask.shape
+    first = jnp.cumsum(mask, axis=1) - 1
+    second = mask.sum(axis=1, keepdims=True) + jnp.cumsum(~mask, axis=1) - 1
+    dest = jnp.where(mask, first, second).astype(jnp.int32)
+    src = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), mask.shape)
+    return jnp.zeros_like(dest).at[jnp.arange(nb)[:, None], dest].set(src)
+
+
+def top_order(score, valid, k):
+    """Indices of the ``k`` best valid entries of each row of ``score (B, N)``, by
+    descending score, ties in index order (invalid entries come last)."""
+    key = jnp.where(valid, score, jnp.asarray(-jnp.inf, score.dtype))
+    return jax.lax.top_k(key, k)[1]

@@ -109,10 +109,7 @@ def box_nms(
     valid = score > valid_thresh
     if id_index >= 0:
         valid = valid & (xs[..., id_index] != background_id)
-    iota = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), (nb, n))
-    neg = jnp.where(valid, -score, jnp.zeros((), score.dtype))
-    _, _, order = jax.lax.sort(((~valid).astype(jnp.int32), neg, iota), dimension=1, num_keys=3)
-    order = order[:, :k]
+    order = _boxutil.top_order(score, valid, k)  # (B, k): by descending score, stable
     cand = jnp.take_along_axis(valid, order, axis=1)
     boxes = jnp.take_along_axis(xs[..., coord_start : coord_start + 4], order[..., None], axis=1)
     classes = None
@@ -124,9 +121,7 @@ def box_nms(
 
     keep = _boxutil.greedy_keep(boxes, cand, suppresses, classes)
     # kept candidates first (stable), then pad the row index list to n
-    _, src = jax.lax.sort(
-        ((~keep).astype(jnp.int32), order), dimension=1, is_stable=True, num_keys=1
-    )
+    src = jnp.take_along_axis(order, _boxutil.stable_partition(keep), axis=1)
     n_keep = keep.sum(axis=1, keepdims=True)
     src = jnp.pad(src, ((0, 0), (0, n - k)))
     row = jnp.arange(n)[None, :]

@@ -247,26 +247,23 @@ def multibox_detection(
     valid = cid > 0
     n_valid = valid.sum(axis=1, keepdims=True)
     pos = jnp.arange(na)[None]
-    iota = jnp.broadcast_to(pos, (nb, na)).astype(jnp.int32)
     minus1 = jnp.asarray(-1, prob.dtype)
-    _, comp = jax.lax.sort(((~valid).astype(jnp.int32), iota), dimension=1, num_keys=2)
+    comp = _boxutil.stable_partition(valid)
     compact = jnp.take_along_axis(rows, comp[..., None], axis=1)
     if not 0 < nms_threshold <= 1:
         return jnp.where((pos < n_valid)[..., None], compact, minus1)
-    neg = jnp.where(valid, -score, 0)
-    _, _, order = jax.lax.sort(((~valid).astype(jnp.int32), neg, iota), dimension=1, num_keys=3)
-    ranked = jnp.take_along_axis(rows, order[..., None], axis=1)
     n_keep = n_valid if nms_topk <= 0 else jnp.minimum(n_valid, nms_topk)
     k = na if nms_topk <= 0 else min(nms_topk, na)
+    order = _boxutil.top_order(score, valid, k)
+    ranked = jnp.take_along_axis(rows, order[..., None], axis=1)
 
     def suppresses(ref, others):
         return _boxutil.iou(ref, others, "corner", zero_if_disjoint=True) >= nms_threshold
 
-    top = ranked[:, :k]
-    classes = None if force_suppress else top[..., 0].astype(jnp.int32)
-    keep = _boxutil.greedy_keep(top[..., 2:], (pos[:, :k] < n_keep), suppresses, classes)
-    keep = jnp.pad(keep, ((0, 0), (0, na - k)))
+    classes = None if force_suppress else ranked[..., 0].astype(jnp.int32)
+    keep = _boxutil.greedy_keep(ranked[..., 2:], (pos[:, :k] < n_keep), suppresses, classes)
     ranked = ranked.at[..., 0].set(jnp.where(keep, ranked[..., 0], minus1))
+    ranked = jnp.pad(ranked, ((0, 0), (0, na - k), (0, 0)), constant_values=-1)
     tail = compact.at[..., 0].set(minus1)
     out = jnp.where((pos < n_keep)[..., None], ranked, tail)
     return jnp.where((pos < n_valid)[..., None], out, minus1)

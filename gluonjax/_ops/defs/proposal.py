@@ -102,9 +102,7 @@ def _proposals(cls_prob, bbox_pred, im_info, p):
     count = score.shape[1]
     pre = p["rpn_pre_nms_top_n"]
     k = min(pre if pre > 0 else count, count)
-    iota = jnp.broadcast_to(jnp.arange(count, dtype=jnp.int32), score.shape)
-    _, order = jax.lax.sort((-score, iota), dimension=1, num_keys=2)
-    order = order[:, :k]
+    order = jax.lax.top_k(score, k)[1]  # descending, ties in index order
     dets = jnp.take_along_axis(dets, order[..., None], axis=1)
     score = jnp.take_along_axis(score, order, axis=1)
     post = p["rpn_post_nms_top_n"]
@@ -115,11 +113,7 @@ def _proposals(cls_prob, bbox_pred, im_info, p):
 
     keep = _boxutil.greedy_keep(dets, jnp.ones(score.shape, bool), suppresses,
                                 max_keep=min(post, k))  # fmt: skip
-    _, kept = jax.lax.sort(
-        ((~keep).astype(jnp.int32), jnp.broadcast_to(jnp.arange(k), keep.shape)),
-        dimension=1,
-        num_keys=2,
-    )
+    kept = _boxutil.stable_partition(keep)
     n_kept = jnp.maximum(keep.sum(axis=1, keepdims=True), 1)
     src = jnp.take_along_axis(kept, jnp.arange(post)[None] % n_kept, axis=1)
     rois = jnp.take_along_axis(dets, src[..., None], axis=1)

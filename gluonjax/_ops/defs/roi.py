@@ -90,7 +90,8 @@ def _pool_by_weights(data, b, wy, wx):
     out = 0
     for i in range(data.shape[0]):
         mine = (b == i).astype(data.dtype)[:, None, None]
-        out = out + jnp.einsum("rph,chw,rqw->rcpq", wy * mine, data[i], wx)
+        rows = jnp.einsum("rph,chw->rpcw", wy * mine, data[i])  # two explicit matmuls
+        out = out + jnp.einsum("rpcw,rqw->rcpq", rows, wx)
     return out
 
 
