@@ -101,5 +101,12 @@ case("kink-svm-margin-linear", "SVMOutput", [a([1.0, -1.0, 0.5], [-1.0, 1.0, 2.0
 case("kink-hard_sigmoid", "hard_sigmoid", [a([-2.5, 2.5, 0.0], [-3.0, 3.0, 1.0])])
 case("kink-hard_sigmoid-params", "hard_sigmoid", [a([-1.0, 1.0, 0.5], [-0.0, 2.0, -1.5])],
      alpha=0.5, beta=0.5)
+NAN = float("nan")
+case("kink-relu-nan", "relu", [a([NAN, 1.0, -1.0])])
+case("kink-maximum-nan", "broadcast_maximum", [a([NAN, 1.0, 2.0]), a([1.0, NAN, 2.0])])
+case("kink-minimum-nan", "broadcast_minimum", [a([NAN, 1.0, 2.0]), a([1.0, NAN, 2.0])])
+case("kink-hypot-origin", "broadcast_hypot", [a([0.0, 3.0, 0.0]), a([0.0, 4.0, -2.0])])
+case("kink-hypot_scalar-origin", "_hypot_scalar", [a([0.0, 3.0, -4.0])], scalar=0.0)
+case("kink-power-zero-base", "broadcast_power", [a([0.0, 0.0, 2.0]), a([2.0, 3.0, 0.0])])
 case("kink-dropout-always-p0", "Dropout", [AT0], p=0.0, mode="always", train=True)
 # fmt: on

@@ -55,6 +55,29 @@ def _bn_inference_grad(attrs, inputs, head, **_):
     return [head * (g * inv).reshape(shape), dgamma, head.sum(others)]
 
 
+def _hypot_grad(attrs, inputs, head, **_):
+    """d hypot(a, b) = (a, b) / hypot(a, b), and 0 at the origin (the smallest
+    subgradient; MXNet divides 0 by 0)."""
+    a = inputs[0].astype(np.float64)
+    b = inputs[1].astype(np.float64) if len(inputs) > 1 else float(attrs["scalar"])
+    h = np.hypot(a, b)
+    safe = np.where(h > 0, h, 1.0)
+    grads = [head * np.where(h > 0, a / safe, 0.0)]
+    if len(inputs) > 1:
+        grads.append(head * np.where(h > 0, b / safe, 0.0))
+    return grads
+
+
+def _power_grad(attrs, inputs, head, **_):
+    """d a**b: b * a**(b-1) and a**b * log(a); the latter is 0 at a = 0 (its limit for
+    b > 0), where MXNet computes 0 * log(0) = NaN."""
+    a, b = (x.astype(np.float64) for x in inputs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rgrad = np.where(a == 0, 0.0, a**b * np.log(np.where(a == 0, 1.0, a)))
+        lgrad = np.where(b == 0, 0.0, b * a ** (b - 1))
+    return [head * lgrad, head * rgrad]
+
+
 def _nms_format_grad(attrs, inputs, head, outputs):
     """box_nms with in_format != out_format: each kept output row is its input row with
     the 4 coordinates re-encoded, so the input row's gradient is J^T head (J the
@@ -83,6 +106,11 @@ MXNET_GRAD_BUGS = {
     # derivative is lambda * alpha * exp(x) = y + lambda * alpha.
     "leaky-selu": _selu_grad,
     "kink-selu": _selu_grad,
+    # hypot's gradient at the origin is 0/0 in MXNet; gluonjax gives 0 (like abs'(0)).
+    "kink-hypot-origin": _hypot_grad,
+    "kink-hypot_scalar-origin": _hypot_grad,
+    # d(a**b)/db = a**b * log(a) is NaN at a = 0 in MXNet; its limit (b > 0) is 0.
+    "kink-power-zero-base": _power_grad,
     # MXNet's box_nms backward copies each output row's gradient to its input row even
     # when the output re-encoded the coordinates (corner <-> center).
     "box_nms-center-to-corner": _nms_format_grad,

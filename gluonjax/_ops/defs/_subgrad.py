@@ -8,7 +8,9 @@ jax differentiates ``maximum(x, y)`` at a tie as 0.5/0.5, ``abs`` at 0 as 1 and
   ``minimum(a, b)``: to ``a`` where ``a <= b`` (``_maximum_scalar``/``_minimum_scalar``
   likewise pass it where ``x >= s`` / ``x <= s``);
 * ``abs'(0) = sign(0) = 0``;
-* ``clip`` passes the gradient on its bounds (``a_min <= x <= a_max``).
+* ``clip`` passes the gradient on its bounds (``a_min <= x <= a_max``);
+* a NaN gets relu gradient NaN and no maximum/minimum gradient, as in MXNet;
+* ``hypot``'s gradient at the origin is 0, the smallest subgradient (MXNet: NaN).
 
 Training on exact zeros (a BatchNorm whose gamma starts at 0 feeds ReLU exact
 zeros, as in ResNeXt) depends on these choices, so every registry op uses the
@@ -21,7 +23,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["relu", "maximum", "minimum", "abs_", "clip"]
+__all__ = ["relu", "maximum", "minimum", "abs_", "clip", "hypot"]
 
 
 @jax.custom_jvp
@@ -33,7 +35,8 @@ def _relu_f(x):
 @_relu_f.defjvp
 def _relu_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    return _relu_f(x), jnp.where(x > 0, t, jnp.zeros((), t.dtype))
+    # 1 where x > 0, 0 elsewhere; a NaN input gets a NaN gradient (t * x), as in MXNet
+    return _relu_f(x), jnp.where(x > 0, t, jnp.where(jnp.isnan(x), t * x, 0))
 
 
 @jax.custom_jvp
@@ -45,7 +48,8 @@ def _maximum_f(a, b):
 @_maximum_f.defjvp
 def _maximum_jvp(primals, tangents):
     (a, b), (ta, tb) = primals, tangents
-    return jnp.maximum(a, b), jnp.where(a >= b, ta, tb)
+    zero = jnp.zeros((), ta.dtype)  # a NaN operand: no gradient to either side (MXNet)
+    return jnp.maximum(a, b), jnp.where(a >= b, ta, zero) + jnp.where(a < b, tb, zero)
 
 
 @jax.custom_jvp
@@ -57,7 +61,8 @@ def _minimum_f(a, b):
 @_minimum_f.defjvp
 def _minimum_jvp(primals, tangents):
     (a, b), (ta, tb) = primals, tangents
-    return jnp.minimum(a, b), jnp.where(a <= b, ta, tb)
+    zero = jnp.zeros((), ta.dtype)
+    return jnp.minimum(a, b), jnp.where(a <= b, ta, zero) + jnp.where(a > b, tb, zero)
 
 
 @jax.custom_jvp
@@ -70,6 +75,19 @@ def _abs_f(x):
 def _abs_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     return jnp.abs(x), jnp.sign(x).astype(t.dtype) * t
+
+
+@jax.custom_jvp
+def _hypot_f(a, b):
+    return jnp.hypot(a, b)
+
+
+@_hypot_f.defjvp
+def _hypot_jvp(primals, tangents):
+    (a, b), (ta, tb) = primals, tangents
+    h = jnp.hypot(a, b)
+    safe = jnp.where(h > 0, h, 1)
+    return h, jnp.where(h > 0, (a / safe) * ta + (b / safe) * tb, 0)
 
 
 @jax.custom_jvp
@@ -108,6 +126,11 @@ def minimum(a, b):
 def abs_(x):
     """``|x|`` with ``abs'(0) = 0``."""
     return _abs_f(x) if _inexact(x) else jnp.abs(x)
+
+
+def hypot(a, b):
+    """``sqrt(a**2 + b**2)``; its gradient at the origin is 0 (MXNet 1.9.1: NaN)."""
+    return _hypot_f(a, b) if _inexact(a, b) else jnp.hypot(a, b)
 
 
 def clip(x, lo, hi):
