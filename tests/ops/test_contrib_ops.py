@@ -45,7 +45,6 @@ GRAPH_CASES = [
     "encdec_valatt",
     "deformconv-groups",
     "hard_sigmoid",
-    "cumsum-axis",
     "index_copy",
     "div_sqrt_dim",
 ]
@@ -204,13 +203,6 @@ def test_bilinear_scale_width_alone_is_used():
     x = nd.array(np.arange(12.0).reshape(1, 1, 3, 4))
     out = nd.contrib.BilinearResize2D(x, height=3, scale_width=2.0)
     assert out.shape == (1, 1, 3, 8)
-
-
-def test_cumsum_negative_axis():
-    x = np.random.RandomState(1).randn(2, 3, 4).astype(np.float32)
-    np.testing.assert_allclose(
-        nd.cumsum(nd.array(x), axis=-2).asnumpy(), np.cumsum(x, axis=-2), rtol=1e-6
-    )
 
 
 def test_roialign_negative_batch_index_gives_zeros():

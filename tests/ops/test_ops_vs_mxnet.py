@@ -178,9 +178,16 @@ def _close(actual, expected, what, rtol, atol):
     )
 
 
+# Ops whose fixture cases were recorded here while another branch registers the op; the
+# cases run once that branch is merged.
+REGISTERED_ELSEWHERE = {"cumsum": "ndcore (gluonjax/_ops/defs/ndmisc.py)"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_op_matches_mxnet(case):
     cid = case["id"]
+    if case["op"] in REGISTERED_ELSEWHERE and not hasattr(mx.nd, case["op"]):
+        pytest.skip(f"{case['op']} is registered by the {REGISTERED_ELSEWHERE[case['op']]} branch")
     data = _npz(str(FIXTURES), case["file"])
     kinds = case["inputs"]
     attrs = {k: decode_attr(v) for k, v in case["attrs"].items()}

@@ -1,5 +1,5 @@
-"""Small contrib and element-wise ops: hard_sigmoid, cumsum, contrib.div_sqrt_dim,
-contrib.index_array, contrib.index_copy."""
+"""Small contrib and element-wise ops: hard_sigmoid, contrib.div_sqrt_dim,
+contrib.index_array, contrib.index_copy. (``cumsum`` is registered by ``ndmisc``.)"""
 
 from __future__ import annotations
 
@@ -26,34 +26,6 @@ def hard_sigmoid(data, *, alpha, beta):
     t = jnp.asarray(alpha, data.dtype) * data + jnp.asarray(beta, data.dtype)
     zero, one = jnp.zeros((), data.dtype), jnp.ones((), data.dtype)
     return jnp.where(t <= 0, zero, jnp.where(t >= 1, one, t))
-
-
-_CUMSUM_DTYPES = ("float16", "float32", "float64", "int8", "int32", "int64")
-
-
-@register(
-    "_np_cumsum",
-    inputs=("a",),
-    aliases=("cumsum",),
-    attrs={"axis": Attr("int?", None), "dtype": Attr("dtype?", None, choices=_CUMSUM_DTYPES)},
-)
-def cumsum(a, *, axis, dtype):
-    """Cumulative sum along ``axis`` (None: of the flattened input), accumulated in
-    ``dtype`` (default: the input's; int32 for bool). Negative axes count from the end
-    (MXNet 1.9.1 rejects them).
-
-    Examples
-    --------
-    >>> import gluonjax as mx
-    >>> mx.nd.cumsum(mx.nd.array([[1., 2.], [3., 4.]]), axis=1).asnumpy()
-    array([[1., 3.],
-           [3., 7.]], dtype=float32)
-    """
-    out_dtype = dtype or (jnp.int32 if a.dtype == jnp.bool_ else a.dtype)
-    x = a.reshape(-1) if axis is None else a
-    if axis is not None and not -a.ndim <= axis < a.ndim:
-        raise ValueError(f"axis {axis} is out of range for a {a.ndim}-d input")
-    return jnp.cumsum(x.astype(out_dtype), axis=0 if axis is None else axis)
 
 
 @register("_contrib_div_sqrt_dim")
