@@ -8,7 +8,15 @@ import platform
 
 import jax
 
-ROWS = ["bench_ops", "bench_nd", "bench_hybrid", "bench_train", "bench_deploy", "bench_sparse"]
+ROWS = [
+    "bench_ops",
+    "bench_nd",
+    "bench_hybrid",
+    "bench_train",
+    "bench_deploy",
+    "bench_sparse",
+    "bench_detect",
+]
 
 
 def main(argv=None):

@@ -66,19 +66,6 @@ def _to_number(v):
     return _to_float(v)
 
 
-def _to_floats(v):
-    """A tuple of floats (``lrs=(0.1, 0.2)``; MXNet's string form ``'(0.1, 0.2)'``)."""
-    if isinstance(v, str):
-        v = _literal(v.strip())
-    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
-        return (float(v),)
-    if isinstance(v, np.ndarray):
-        v = v.reshape(-1).tolist()
-    if isinstance(v, (tuple, list)):
-        return tuple(_to_float(x) for x in v)
-    raise ValueError(f"expected a tuple of numbers, got {v!r}")
-
-
 def _to_pairs(v):
     """A tuple of ``(name, string)`` pairs (free-form keyword arguments, e.g. ``Custom``'s)."""
     if isinstance(v, str):
@@ -118,6 +105,22 @@ def _to_shape(v):
     if isinstance(v, (tuple, list)):
         return tuple(_to_int(x) for x in v)
     raise ValueError(f"expected a shape like (3, 3), got {v!r}")
+
+
+def _to_floats(v):
+    """A tuple of floats (MXNet's ``Tuple<float>``: ``(0.5, 1)``, ``'[0.5, 1]'``, ``0.5``)."""
+    if isinstance(v, str):
+        text = v.strip()
+        if text in ("", "()", "[]"):
+            return ()
+        v = _literal(text)
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return (float(v),)
+    if isinstance(v, np.ndarray):
+        v = v.reshape(-1).tolist()
+    if isinstance(v, (tuple, list)):
+        return tuple(_to_float(x) for x in v)
+    raise ValueError(f"expected a tuple of numbers like (0.5, 1.0), got {v!r}")
 
 
 def _to_str(v):
@@ -161,6 +164,7 @@ _KINDS: dict[str, Callable[[Any], Any]] = {
     "int?": _none_or(_to_int),
     "float?": _none_or(_to_float),
     "shape?": _none_or(_to_shape),
+    "floats?": _none_or(_to_floats),
     "bool?": _none_or(_to_bool),
     "dtype?": _none_or(_to_dtype),
     "str?": _none_or(_to_str),
@@ -188,7 +192,8 @@ class Attr:
     ----------
     kind : str
         ``int``, ``float``, ``number`` (int or float, kept as given), ``bool``,
-        ``shape``, ``str``, ``dtype``, ``axis``; a trailing ``?`` also allows ``None``.
+        ``shape`` (ints), ``floats`` (a tuple of floats), ``pairs``, ``str``, ``dtype``,
+        ``axis``; a trailing ``?`` also allows ``None``.
     default : object
         MXNet's default, or ``REQUIRED``.
     choices : tuple, optional

@@ -112,6 +112,9 @@ def test_leaky_relu(act, kw, ref):
     x.attach_grad()
     with autograd.record():
         y = nd.LeakyReLU(x, act_type=act, **kw)
+    if act == "rrelu":  # MXNet's rrelu returns [output, mask]; the mask holds the slope
+        y, mask = y
+        np.testing.assert_allclose(mask.asnumpy(), np.full(xv.shape, 0.2), rtol=1e-6)
     np.testing.assert_allclose(y.asnumpy(), ref(xv.astype(np.float64)), rtol=1e-5, atol=1e-6)
     y.backward()
     eps = 1e-3

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 from jax.scipy import special as jsp
 
 from ..registry import Attr, register
+from . import _subgrad
 
 _SCALAR = {"scalar": Attr("number", 1.0, static=False)}
 
@@ -27,21 +28,14 @@ def _divide(a, b):
     return jnp.divide(a, b)
 
 
-@jax.custom_jvp
-def _relu(x):
-    return jnp.maximum(x, jnp.zeros((), x.dtype))
-
-
-@_relu.defjvp
-def _relu_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    # MXNet's relu gradient passes NaN through (a NaN input gives a NaN gradient)
-    slope = jnp.where(jnp.isnan(x), x, (x > 0).astype(x.dtype))
-    return _relu(x), slope * t
+def _rint(x):
+    """Nearest integer; a tie goes down (MXNet: rint(1.5) = 1, rint(-0.5) = -1)."""
+    lo, hi = jnp.floor(x), jnp.ceil(x)
+    return jnp.where(x - lo <= hi - x, lo, hi)
 
 
 UNARY = {
-    "relu": _relu,
+    "relu": _subgrad.relu,
     "sigmoid": jax.nn.sigmoid,
     "tanh": jnp.tanh,
     "exp": jnp.exp,
@@ -55,7 +49,7 @@ UNARY = {
     "cbrt": jnp.cbrt,
     "rcbrt": lambda x: 1.0 / jnp.cbrt(x),
     "square": jnp.square,
-    "abs": jnp.abs,
+    "abs": _subgrad.abs_,
     "sign": jnp.sign,
     "negative": jnp.negative,
     "reciprocal": jnp.reciprocal,
@@ -75,7 +69,7 @@ UNARY = {
     "floor": jnp.floor,
     "ceil": jnp.ceil,
     "round": lambda x: jnp.where(x >= 0, jnp.floor(x + 0.5), jnp.ceil(x - 0.5)),
-    "rint": jnp.rint,
+    "rint": _rint,
     "trunc": jnp.trunc,
     "fix": _fix,
     "softsign": lambda x: x / (1 + jnp.abs(x)),
@@ -123,9 +117,9 @@ BINARY = {
     "div": _divide,
     "mod": jnp.mod,
     "power": jnp.power,
-    "maximum": jnp.maximum,
-    "minimum": jnp.minimum,
-    "hypot": jnp.hypot,
+    "maximum": _subgrad.maximum,
+    "minimum": _subgrad.minimum,
+    "hypot": _subgrad.hypot,
     "equal": lambda a, b: _same(a == b, a),
     "not_equal": lambda a, b: _same(a != b, a),
     "greater": lambda a, b: _same(a > b, a),
@@ -205,9 +199,9 @@ SCALAR = {
     "_rmod_scalar": (jnp.mod, True),
     "_power_scalar": (jnp.power, False),
     "_rpower_scalar": (jnp.power, True),
-    "_maximum_scalar": (jnp.maximum, False),
-    "_minimum_scalar": (jnp.minimum, False),
-    "_hypot_scalar": (jnp.hypot, False),
+    "_maximum_scalar": (_subgrad.maximum, False),
+    "_minimum_scalar": (_subgrad.minimum, False),
+    "_hypot_scalar": (_subgrad.hypot, False),
     "_equal_scalar": (BINARY["equal"], False),
     "_not_equal_scalar": (BINARY["not_equal"], False),
     "_greater_scalar": (BINARY["greater"], False),
@@ -231,8 +225,8 @@ for _name, (_fn, _rev) in SCALAR.items():
     attrs={"a_min": Attr("float", static=False), "a_max": Attr("float", static=False)},
 )
 def clip(data, a_min, a_max):
-    """Clip values into [a_min, a_max]."""
-    return jnp.clip(data, jnp.asarray(a_min, data.dtype), jnp.asarray(a_max, data.dtype))
+    """Clip values into [a_min, a_max]; the gradient passes where a_min <= x <= a_max."""
+    return _subgrad.clip(data, jnp.asarray(a_min, data.dtype), jnp.asarray(a_max, data.dtype))
 
 
 @register("add_n", variadic=True, attrs={"num_args": Attr("int", 0)}, aliases=("ElementWiseSum",))

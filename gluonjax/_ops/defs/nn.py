@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..registry import Attr, register
+from . import _subgrad
 
 
 def _fc_inputs(attrs):
@@ -54,7 +55,7 @@ def fully_connected(data, weight, bias=None, *, num_hidden, no_bias, flatten):
 
 def _act(x, act_type):
     if act_type == "relu":
-        return jnp.maximum(x, 0)
+        return _subgrad.relu(x)
     if act_type == "sigmoid":
         return jax.nn.sigmoid(x)
     if act_type == "tanh":
@@ -94,9 +95,18 @@ _LEAKY = ("leaky", "prelu", "rrelu", "elu", "selu", "gelu")
     infer_args=lambda a, s: (
         {"gamma": (s["data"][1] if len(s["data"]) > 1 else 1,)} if a["act_type"] == "prelu" else {}
     ),
+    num_outputs=lambda a: 2 if a["act_type"] == "rrelu" else 1,
+    output_names=("output", "mask"),
 )
 def leaky_relu(data, gamma=None, *, act_type, slope, lower_bound, upper_bound):
-    """Leaky family. ``rrelu`` uses the mean slope (lower+upper)/2 (MXNet's inference rule)."""
+    """Leaky family: ``leaky`` (x or slope*x), ``prelu`` (learned ``gamma`` per channel),
+    ``elu``, ``selu``, ``gelu`` and ``rrelu``.
+
+    ``rrelu`` returns ``[output, mask]`` as MXNet does; gluonjax applies the mean slope
+    ``(lower_bound + upper_bound) / 2`` (MXNet's inference rule) in training too, and the
+    mask holds that slope. Its gradient is 1 for ``x > 0`` and the slope elsewhere
+    (MXNet 1.9.1's inference-mode backward reads an uninitialised mask instead).
+    """
     if act_type == "leaky":
         return jnp.where(data > 0, data, data * slope)
     if act_type == "prelu":
@@ -105,12 +115,16 @@ def leaky_relu(data, gamma=None, *, act_type, slope, lower_bound, upper_bound):
             g = g.reshape((1, -1) + (1,) * (data.ndim - 2))
         return jnp.where(data > 0, data, data * g)
     if act_type == "rrelu":
-        return jnp.where(data > 0, data, data * ((lower_bound + upper_bound) / 2))
+        mean = jnp.asarray((lower_bound + upper_bound) / 2, data.dtype)
+        return jnp.where(data > 0, data, data * mean), jnp.full_like(data, mean)
+    # the exponential branch is evaluated on where(x > 0, 0, x): finite everywhere, and
+    # its derivative at x = 0 is the left one (slope; lambda * alpha), as in MXNet
+    neg = jnp.where(data > 0, jnp.zeros((), data.dtype), data)
     if act_type == "elu":
-        return jnp.where(data > 0, data, slope * jnp.expm1(jnp.minimum(data, 0)))
+        return jnp.where(data > 0, data, slope * jnp.expm1(neg))
     if act_type == "selu":
         alpha, lam = 1.6732632423543772, 1.0507009873554805
-        return lam * jnp.where(data > 0, data, alpha * jnp.expm1(jnp.minimum(data, 0)))
+        return lam * jnp.where(data > 0, data, alpha * jnp.expm1(neg))
     # gelu (erf form, as MXNet)
     return 0.5 * data * (1 + jax.scipy.special.erf(data / math.sqrt(2.0)))
 

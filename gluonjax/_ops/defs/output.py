@@ -131,7 +131,8 @@ def _softmax_label_shape(attrs, dshape):
 
 _REGRESSION = {
     "LinearRegressionOutput": (lambda x: x, lambda out, lab: out - lab),
-    "MAERegressionOutput": (lambda x: x, lambda out, lab: jnp.sign(out - lab)),
+    # MXNet's MAE gradient is +1 where out > label and -1 elsewhere (also at out == label)
+    "MAERegressionOutput": (lambda x: x, lambda out, lab: jnp.where(out - lab > 0, 1.0, -1.0)),
     "LogisticRegressionOutput": (jax.nn.sigmoid, lambda out, lab: out - lab),
 }
 

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from ..registry import Attr, register
+from . import _subgrad
 
 _REDUCE_ATTRS = {
     "axis": Attr("axis", None),
@@ -137,7 +138,7 @@ def norm(data, *, ord, axis, out_dtype, keepdims):
     axes = norm_axes(data.ndim, axis)
     x = data.astype(out_dtype) if out_dtype else data
     if ord == 1:
-        out = jnp.sum(jnp.abs(x), axis=axes, keepdims=keepdims)
+        out = jnp.sum(_subgrad.abs_(x), axis=axes, keepdims=keepdims)
     else:
         out = jnp.sqrt(jnp.sum(x * x, axis=axes, keepdims=keepdims))
     return _finish(out.astype(out_dtype or data.dtype), keepdims)

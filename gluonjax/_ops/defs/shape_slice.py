@@ -109,8 +109,11 @@ def slice_like(data, shape_like, *, axes):
                 f"slicing all axes needs equal ndim, got {data.shape} and {shape_like.shape}"
             )
         pairs = [(i, i) for i in range(data.ndim)]
-    else:
-        pairs = [(_axis(a, data.ndim), _axis(a, shape_like.ndim)) for a in axes]
+    else:  # a negative axis counts from the end of data's axes, for both inputs (MXNet)
+        pairs = [(_axis(a, data.ndim),) * 2 for a in axes]
+        for i, _ in pairs:
+            if i >= shape_like.ndim:
+                raise ValueError(f"axis {i} does not exist in shape_like {shape_like.shape}")
     idx = [slice(None)] * data.ndim
     for i, j in pairs:
         if shape_like.shape[j] > data.shape[i]:
