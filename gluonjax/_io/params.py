@@ -22,7 +22,7 @@ def save_structural(block, filename, deduplicate=False):
         if deduplicate and id(p) in seen:
             continue
         seen.add(id(p))
-        arrays[name] = p.data()
+        arrays[name] = p._reduce()
     save(filename, arrays)
 
 

@@ -7,6 +7,8 @@ hold on to it, and know from ``_param_array.VERSION`` when any value changed.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import _trace
@@ -17,7 +19,13 @@ from ..ndarray.ndarray import NDArray
 from ..optimizer.optimizer import MULTS
 from ._param_array import ParamArray
 
-__all__ = ["Parameter", "Constant", "DeferredInitializationError"]
+__all__ = ["Parameter", "Constant", "DeferredInitializationError", "ParameterStorageError"]
+
+_STYPES = ("default", "row_sparse", "csr")
+
+
+class ParameterStorageError(MXNetError, AssertionError):
+    """An invalid ``stype``/``grad_stype`` for a Parameter (MXNet asserts on it)."""
 
 
 class _Multiplier:
@@ -102,6 +110,15 @@ class Parameter:
                 else tuple(int(s) for s in shape)
             )
         )
+        for what, value in (("stype", stype), ("grad_stype", grad_stype)):
+            if value not in _STYPES:
+                raise ParameterStorageError(
+                    f"Parameter '{name}': {what}={value!r} is not a storage type; "
+                    f"use one of {list(_STYPES)}"
+                )
+        self._stype = stype
+        self._grad_stype = grad_stype
+        self._trainer = None  # the Trainer this parameter was given to (see _set_trainer)
         self.dtype = dtype_of(dtype).type
         self.lr_mult = lr_mult
         self.wd_mult = wd_mult
@@ -118,6 +135,53 @@ class Parameter:
 
     def __repr__(self):
         return f"Parameter {self.name} (shape={self.shape}, dtype={self.dtype})"
+
+    # ------------------------------------------------------------ MXNet's private views
+    @property
+    def _grad(self):
+        """MXNet's per-context gradient list: ``None`` while uninitialized or when
+        ``grad_req`` is 'null' (MXNet 1.x code reads it)."""
+        if self._data is None or self._data._grad is None:
+            return None
+        return [self._data._grad]
+
+    @property
+    def _ctx_list(self):
+        """The contexts the data lives on (``None`` while uninitialized)."""
+        if self._data is None:
+            return None
+        return [self._ctx or current_context()]
+
+    def _set_trainer(self, trainer):
+        """Remember the Trainer this parameter is optimized by (as MXNet's Trainer does).
+
+        A row_sparse parameter can belong to one Trainer only: its rows are pulled
+        through that trainer's kvstore.
+        """
+        current = self._trainer
+        if self._stype != "default" and current is not None and trainer is not None:
+            if current is not trainer:
+                raise MXNetError(
+                    f"Failed to set the trainer for Parameter '{self.name}' because it was "
+                    f"already set. More than one Trainer for a {self._stype} Parameter is not "
+                    f"supported."
+                )
+        self._trainer = trainer
+
+    @property
+    def _trainer(self):
+        """The Trainer optimizing this parameter, or None (held weakly)."""
+        ref = self.__dict__.get("_trainer_ref")
+        return None if ref is None else ref()
+
+    @_trainer.setter
+    def _trainer(self, trainer):
+        self.__dict__["_trainer_ref"] = None if trainer is None else weakref.ref(trainer)
+
+    def _reduce(self):
+        """The value to save: the data whatever its storage type."""
+        self._check()
+        return self._data
 
     # ------------------------------------------------------------ attributes
     @property
@@ -248,15 +312,57 @@ class Parameter:
         )
 
     def data(self, ctx=None):
-        """The parameter's NDArray (the traced value inside a hybridized forward)."""
+        """The parameter's NDArray (the traced value inside a hybridized forward).
+
+        A ``row_sparse`` parameter is read with :meth:`row_sparse_data` instead, as in MXNet.
+        """
         traced = _trace.lookup(self)
         if traced is not None:
             return traced
+        if self._stype != "default":
+            raise MXNetError(
+                f"Cannot return a copy of Parameter '{self.name}' via data() because its "
+                f"storage type is {self._stype}. Please use row_sparse_data() instead."
+            )
         self._check()
         return self._data
 
     def list_data(self):
+        """The data on every context (one here: see :meth:`list_ctx`)."""
         return [self.data()]
+
+    def row_sparse_data(self, row_id):
+        """The rows ``row_id`` of a ``row_sparse`` parameter (other rows are zero).
+
+        As in MXNet, only a ``row_sparse`` parameter that a Trainer optimizes has
+        row_sparse data; the values are stored densely.
+        """
+        if self._stype != "row_sparse":
+            raise MXNetError(
+                f"Cannot return a copy of Parameter '{self.name}' via row_sparse_data() "
+                f"because its storage type is {self._stype}. Please use data() instead."
+            )
+        if self._trainer is None:
+            raise MXNetError(
+                f"Cannot get row_sparse data for Parameter '{self.name}' when no Trainer is "
+                f"created with it."
+            )
+        self._check()
+        import jax.numpy as jnp
+
+        rows = jnp.asarray(getattr(row_id, "_data", row_id)).astype(jnp.int32).reshape(-1)
+        full = self._data._data
+        kept = jnp.zeros_like(full).at[rows].set(full[rows])
+        return NDArray(kept)
+
+    def list_row_sparse_data(self, row_id):
+        """:meth:`row_sparse_data` on every context."""
+        if self._stype != "row_sparse":
+            raise MXNetError(
+                f"Cannot return copies of Parameter '{self.name}' via list_row_sparse_data() "
+                f"because its storage type is {self._stype}. Please use list_data() instead."
+            )
+        return [self.row_sparse_data(row_id)]
 
     def grad(self, ctx=None):
         """The gradient buffer (written by backward)."""

@@ -167,7 +167,7 @@ class ParameterDict:
                     f"Prefix '{strip_prefix}' is to be stripped before saving, but Parameter "
                     f"'{name}' does not start with it"
                 )
-            arrays[name[len(strip_prefix) :]] = p.data()
+            arrays[name[len(strip_prefix) :]] = p._reduce()
         save(filename, arrays)
 
     def load(

@@ -7,6 +7,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from ..precise import expm1
 from ..registry import Attr, register
 
 
@@ -106,12 +107,13 @@ def leaky_relu(data, gamma=None, *, act_type, slope, lower_bound, upper_bound):
         return jnp.where(data > 0, data, data * g)
     if act_type == "rrelu":
         return jnp.where(data > 0, data, data * ((lower_bound + upper_bound) / 2))
+    # MXNet's float32 formulas and evaluation order (mshadow_op.h): elu = slope * expm1(x),
+    # selu = LAMBDA * (ALPHA * expm1(x)), gelu = (0.5 * x) * (1 + erf(x / SQRT_2))
     if act_type == "elu":
-        return jnp.where(data > 0, data, slope * jnp.expm1(jnp.minimum(data, 0)))
+        return jnp.where(data > 0, data, slope * expm1(jnp.minimum(data, 0)))
     if act_type == "selu":
         alpha, lam = 1.6732632423543772, 1.0507009873554805
-        return lam * jnp.where(data > 0, data, alpha * jnp.expm1(jnp.minimum(data, 0)))
-    # gelu (erf form, as MXNet)
+        return lam * jnp.where(data > 0, data, alpha * expm1(jnp.minimum(data, 0)))
     return 0.5 * data * (1 + jax.scipy.special.erf(data / math.sqrt(2.0)))
 
 
