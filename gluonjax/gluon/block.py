@@ -304,6 +304,22 @@ class Block:
         warnings.warn("load_params is deprecated. Please use load_parameters.", stacklevel=2)
         self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
+    def save(self, prefix):
+        """Save the block tree (``prefix-model.json``) and parameters (``prefix-model.params``).
+
+        A model built again by the same code, in the same order, gets its names and
+        parameters back with :meth:`load` (MXNet 1.9's whole-model files).
+        """
+        from ._block_io import save_model
+
+        save_model(self, prefix)
+
+    def load(self, prefix):
+        """Load what :meth:`save` wrote into this freshly built model of the same architecture."""
+        from ._block_io import load_model
+
+        load_model(self, prefix)
+
     # ------------------------------------------------------------ summary
     def summary(self, *inputs):
         """Print a layer table: output shapes and parameter counts (runs one forward)."""

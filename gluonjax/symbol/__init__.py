@@ -38,9 +38,14 @@ for _n, _op in _reg.items():
 
 
 def _fluent(name):
+    from ..ndarray.ndarray import FLUENT_INPLACE
+
     op = _reg.get(name)
+    drop_inplace = name in FLUENT_INPLACE
 
     def method(self, *args, **kwargs):
+        if drop_inplace:
+            kwargs.pop("inplace", None)
         return create(op, (self, *args), kwargs, hint=_hint(name, op))
 
     method.__name__ = name
