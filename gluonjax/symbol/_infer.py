@@ -90,7 +90,7 @@ _DTYPE_OUT = ("Cast", "amp_cast", "one_hot", "Embedding")
 # MXNet keeps these parameters in float32 when the data is float16
 _F32_PARAMS = {
     n: ("gamma", "beta", "moving_mean", "moving_var")
-    for n in ("BatchNorm", "BatchNorm_v1", "_contrib_SyncBatchNorm")
+    for n in ("BatchNorm", "BatchNorm_v1", "_contrib_SyncBatchNorm", "_contrib_BatchNormWithReLU")
 }
 
 

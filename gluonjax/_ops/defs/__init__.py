@@ -8,6 +8,7 @@ from . import (  # noqa: F401  # noqa: F401,E402
     index_seq,
     nn,
     norm,
+    norm_contrib,
     output,
     pool,
     random_ops,
