@@ -72,8 +72,13 @@ def load_model(block, prefix):
         blk._name = entry["orig_name"]
         params = blk.params._params
         plen = len(blk.params.prefix)
+        blk.params._prefix = blk.name + "_"  # local names (Block._own_params) stay the same
         for name in list(params):
-            params[blk.name + "_" + name[plen:]] = params.pop(name)
+            param = params.pop(name)
+            new_name = blk.params.prefix + name[plen:]
+            if param.name == name:  # (MXNet renames only the key; the display name follows)
+                param.name, param._var = new_name, None
+            params[new_name] = param
         for child in blk._children.values():
             index[0] += 1
             visit(child, entry)

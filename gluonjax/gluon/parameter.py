@@ -348,12 +348,13 @@ class Parameter:
                 f"created with it."
             )
         self._check()
-        import jax.numpy as jnp
+        from .. import ndarray as nd
 
-        rows = jnp.asarray(getattr(row_id, "_data", row_id)).astype(jnp.int32).reshape(-1)
-        full = self._data._data
-        kept = jnp.zeros_like(full).at[rows].set(full[rows])
-        return NDArray(kept)
+        rows = np.asarray(getattr(row_id, "_data", row_id)).astype(np.int64).reshape(-1)
+        mask = np.zeros((self._data.shape[0],) + (1,) * (self._data.ndim - 1), self.dtype)
+        mask[rows] = 1
+        # an op on the parameter's array, so a recorded forward differentiates through it
+        return nd.broadcast_mul(self._data, nd.array(mask, dtype=self.dtype))
 
     def list_row_sparse_data(self, row_id):
         """:meth:`row_sparse_data` on every context."""
