@@ -84,7 +84,7 @@ def load_model(block, prefix):
             visit(child, entry)
         saved_children = entry.get("children", {})
         renamed = []
-        for child_key, child in list(blk._children.items()):
+        for child in list(blk._children.values()):
             if child.name not in saved_children:
                 raise FileFormatError(
                     f"'{fname}': block '{blk.name}' had no child named '{child.name}' when saved"

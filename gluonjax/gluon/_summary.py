@@ -13,6 +13,7 @@ _LINE = "-" * 80
 class SummaryError(MXNetError, AssertionError):
     """``summary()`` of a hybridized block (MXNet asserts it is not)."""
 
+
 _EQ = "=" * 80
 
 

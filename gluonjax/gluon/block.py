@@ -21,6 +21,7 @@ class BlockAttributeError(MXNetError, TypeError):
     """An attribute holding a child Block or a Parameter was given a value of another
     type (MXNet raises TypeError), or a Parameter attribute was set twice."""
 
+
 # Bumped whenever hooks or children change, so blocks can cache "may I compile myself
 # whole in eager mode?" (see HybridBlock._can_auto_jit).
 STRUCTURE_EPOCH = [0]

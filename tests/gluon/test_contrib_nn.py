@@ -113,7 +113,9 @@ def test_pixel_shuffle_layout(factors, shape):
     ref = x.reshape(n, c, *factors, *spatial)
     order = [0, 1] + [a for i in range(k) for a in (2 + k + i, 2 + i)]
     ref = ref.transpose(order).reshape(n, c, *(s * f for s, f in zip(spatial, factors)))
-    np.testing.assert_array_equal(layer(factors if k > 1 else factors[0])(mx.nd.array(x)).asnumpy(), ref)
+    np.testing.assert_array_equal(
+        layer(factors if k > 1 else factors[0])(mx.nd.array(x)).asnumpy(), ref
+    )
     assert repr(layer(factors if k > 1 else factors[0])).startswith(layer.__name__)
 
 

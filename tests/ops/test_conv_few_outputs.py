@@ -68,7 +68,9 @@ def test_channel_last_patch_path():
         mx.nd.array(x), mx.nd.array(w), kernel=(5, 4), num_filter=4, num_group=2,
         layout="NHWC", no_bias=True,
     )  # fmt: skip
-    want = np_conv(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), None, (1, 1), (0, 0), (1, 1), 2)
+    want = np_conv(
+        x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), None, (1, 1), (0, 0), (1, 1), 2
+    )
     np.testing.assert_allclose(got.asnumpy(), want.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-4)
 
 

@@ -128,7 +128,9 @@ class MobileNetV2(HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="features_")
             with self.features.name_scope():
-                _add_conv(self.features, int(32 * multiplier), kernel=3, stride=2, pad=1, relu6=True)
+                _add_conv(
+                    self.features, int(32 * multiplier), kernel=3, stride=2, pad=1, relu6=True
+                )
                 in_widths = _widths(
                     multiplier, [32, 16, 24, 24] + [32] * 3 + [64] * 4 + [96] * 3 + [160] * 3
                 )
