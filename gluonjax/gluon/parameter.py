@@ -47,15 +47,18 @@ class _Multiplier:
 
 
 def _merge_shape(name, old, new):
-    """Fill unknown (0) dims of ``old`` from ``new``; error if known dims disagree."""
+    """Fill unknown dims of ``old`` from ``new``; error if known dims disagree.
+
+    0 marks an unknown dimension (and -1, its spelling under MXNet's NumPy shape semantics).
+    """
     if old is None:
         return tuple(new)
-    if len(old) != len(new) or any(o and n and o != n for o, n in zip(old, new)):
+    if len(old) != len(new) or any(o > 0 and n > 0 and o != n for o, n in zip(old, new)):
         raise ShapeError(
             f"Parameter '{name}': shape {tuple(new)} does not match the declared shape "
             f"{tuple(old)} (0 marks an unknown dimension)"
         )
-    return tuple(o or n for o, n in zip(old, new))
+    return tuple(o if o > 0 else n for o, n in zip(old, new))
 
 
 class Parameter:

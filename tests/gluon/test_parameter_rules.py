@@ -93,3 +93,12 @@ def test_row_sparse_data_keeps_requested_rows_and_differentiates():
     assert len(w.list_row_sparse_data(rows)) == 1
     saved = w._reduce().asnumpy()
     np.testing.assert_array_equal(saved, np.full((5, 2), 2.0, np.float32))
+
+
+@pytest.mark.parametrize("unknown", [0, -1])
+def test_unknown_dimensions_fill_in(unknown):
+    p = gluon.Parameter("w", shape=(16, unknown), allow_deferred_init=True)
+    p.shape = (16, 7)
+    assert p.shape == (16, 7)
+    with pytest.raises(mx.base.ShapeError, match="does not match"):
+        p.shape = (15, 7)
