@@ -55,36 +55,18 @@ def _sample_kernel(key, counter, a, b, kind, shape, dtype):
     return x.astype(dtype)
 
 
-def _host_generator(key, counter):
-    """A NumPy generator seeded by the global key and this draw's counter."""
-    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-        key = jax.random.key_data(key)
-    words = [int(w) for w in np.asarray(key).ravel()] + [int(counter)]
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words)))
-
-
 def _sample(kind, shape, dtype, a=0.0, b=1.0):
-    """Random values drawn in float32 from the global generator (``mx.random.seed``).
-
-    Drawn on the host by NumPy, seeded from the global key and draw counter: a jax
-    kernel would be compiled once per parameter shape, seconds for a model with
-    many shapes (initialization is not a hot path; MXNet initializes on the CPU too).
-    Inside a traced function the key is traced, and a jax kernel draws instead.
-    """
+    """Random values drawn in float32 from the global generator (``mx.random.seed``)."""
     key, counter = _random.key_and_counter()
-    shape, dtype = tuple(int(s) for s in shape), np.dtype(dtype)
-    if isinstance(key, jax.core.Tracer):
-        return _sample_kernel(
-            key, counter, np.float32(a), np.float32(b), kind=kind, shape=shape, dtype=dtype
-        )
-    gen = _host_generator(key, counter)
-    if kind == "uniform":
-        x = np.float32(a) + np.float32(b - a) * gen.random(shape, dtype=np.float32)
-    elif kind == "normal":
-        x = np.float32(a) + np.float32(b) * gen.standard_normal(shape, dtype=np.float32)
-    else:  # int8 range for quantized weights
-        x = gen.integers(-127, 127, shape, dtype=np.int32)
-    return jnp.asarray(x.astype(dtype))
+    return _sample_kernel(
+        key,
+        counter,
+        np.float32(a),
+        np.float32(b),
+        kind=kind,
+        shape=tuple(shape),
+        dtype=np.dtype(dtype),
+    )
 
 
 def _json_default(obj):
