@@ -8,7 +8,7 @@ import platform
 
 import jax
 
-ROWS = ["bench_ops", "bench_hybrid", "bench_train", "bench_deploy", "bench_zoo"]
+ROWS = ["bench_ops", "bench_hybrid", "bench_train", "bench_deploy", "bench_sparse", "bench_zoo"]
 
 
 def main(argv=None):

@@ -96,7 +96,17 @@ def _step_fn(mode, net, tr, loss_fn, x, y):
         tr.step(64)
         return loss
 
-    return loop
+    if mode != "no_defer":
+        return loop
+
+    def no_defer():  # the same loop with deferred execution switched off
+        old = autograd.set_deferral(False)
+        try:
+            return loop()
+        finally:
+            autograd.set_deferral(old)
+
+    return no_defer
 
 
 def _row(t, kind, n):
@@ -107,7 +117,7 @@ def _row(t, kind, n):
     x, y = nd.array(X), nd.array(Y)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     steps = {}
-    for mode in ("eager", "hybrid", "fused"):
+    for mode in ("eager", "hybrid", "no_defer", "fused"):
         mx.random.seed(0)
         net = _mlp() if kind == "mlp" else _lenet()
         net.initialize(mx.init.Xavier())
@@ -128,6 +138,12 @@ def _row(t, kind, n):
     t.add(f"{name}: Gluon loop eager", results["eager"], base)
     t.add(f"{name}: Gluon loop hybridized", results["hybrid"], base, 1.15)
     t.add(f"{name}: fused compile_step", results["fused"], base, 1.05)
+    t.add(
+        f"{name}: hybridized, deferral off",
+        results["no_defer"],
+        base,
+        note=f"(deferral on / off: {results['hybrid'] / results['no_defer']:.2f}x)",
+    )
 
 
 def run(n=1000):
@@ -135,4 +151,75 @@ def run(n=1000):
     _row(t, "mlp", max(n // 5, 20))
     if hasattr(nn, "Conv2D"):
         _row(t, "lenet", max(n // 20, 10))
+    t.show()
+    eager_vs_mxnet(max(n // 20, 10))
+
+
+# The LeNet of the Gluon tutorials as a user HybridBlock (hybrid_forward), run eagerly: the
+# same source for gluonjax and MXNet (``mx`` is whichever library runs it).
+LENET_SRC = """
+class LeNet(mx.gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        nn = mx.gluon.nn
+        with self.name_scope():
+            self.conv1 = nn.Conv2D(6, kernel_size=5, activation="relu")
+            self.pool1 = nn.MaxPool2D(pool_size=2)
+            self.conv2 = nn.Conv2D(16, kernel_size=5, activation="relu")
+            self.pool2 = nn.MaxPool2D(pool_size=2)
+            self.fc1 = nn.Dense(120, activation="relu")
+            self.fc2 = nn.Dense(84, activation="relu")
+            self.fc3 = nn.Dense(10)
+
+    def hybrid_forward(self, F, x):
+        x = self.pool2(self.conv2(self.pool1(self.conv1(x))))
+        return self.fc3(self.fc2(self.fc1(F.flatten(x))))
+
+
+def eager_loop(n, rounds):
+    import time
+    import numpy as np
+    rng = np.random.RandomState(0)
+    x = mx.nd.array(rng.randn(64, 1, 28, 28).astype(np.float32))
+    y = mx.nd.array(rng.randint(0, 10, 64).astype(np.float32))
+    net = LeNet()
+    net.initialize(mx.init.Xavier())
+    tr = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.05})
+    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+
+    def step():
+        with mx.autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        tr.step(64)
+        return loss
+
+    for _ in range(5):
+        step().wait_to_read()
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            loss = step()
+        loss.wait_to_read()
+        best = min(best, (time.perf_counter() - t0) / n)
+    return best
+"""
+
+
+def eager_vs_mxnet(n, rounds=5):
+    """The eager three-line loop on the tutorial LeNet: gluonjax against real MXNet 1.9.1."""
+    from .common import mxnet_seconds
+
+    scope = {"mx": mx}
+    exec(LENET_SRC, scope)  # noqa: S102 - our own benchmark source, shared with MXNet's run
+    ours = scope["eager_loop"](n, rounds)
+    theirs = mxnet_seconds(LENET_SRC + f"\nprint(eager_loop({n}, {rounds}))\n")
+    t = Table("eager three-line loop, LeNet as a user HybridBlock, SGD, batch 64")
+    if theirs is None:
+        t.add("MXNet 1.9.1 eager loop", float("nan"), note="(.venv-mxnet not installed)")
+        t.add("gluonjax eager loop", ours)
+    else:
+        t.add("MXNet 1.9.1 eager loop", theirs)
+        t.add("gluonjax eager loop", ours, theirs)
     t.show()

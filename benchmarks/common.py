@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
 import time
+from pathlib import Path
 
 import jax
+
+MXNET_PY = Path(__file__).resolve().parents[1] / ".venv-mxnet" / "bin" / "python"
 
 
 def block(x):
@@ -82,3 +87,26 @@ def fmt(sec):
     if sec < 1e-3:
         return f"{sec * 1e6:.1f} us"
     return f"{sec * 1e3:.2f} ms"
+
+
+def mxnet_seconds(script, timeout=900):
+    """Run ``script`` with real MXNet 1.9.1 (``.venv-mxnet``; ``mx`` is imported) and
+    return the float it prints last, or None when that interpreter is not installed."""
+    if not MXNET_PY.exists():
+        return None
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.setdefault("MXNET_MKLDNN_ENABLED", "1")  # MXNet's default CPU path, as users run it
+    proc = subprocess.run(
+        [
+            str(MXNET_PY),
+            "-c",
+            "import warnings; warnings.simplefilter('ignore')\nimport mxnet as mx\n" + script,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the MXNet benchmark script failed:\n{proc.stderr[-2000:]}")
+    return float(proc.stdout.strip().splitlines()[-1])

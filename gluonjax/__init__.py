@@ -11,6 +11,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import _compile  # noqa: E402
+
+_compile.setup()  # jax's persistent compilation cache, the long-compile notice
+
 from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     attribute,
     autograd,
@@ -22,6 +26,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     gluon,  # noqa: E402
     initializer,  # noqa: E402
     io,
+    kvstore,
     lr_scheduler,  # noqa: E402
     metric,  # noqa: E402
     model,
@@ -34,9 +39,11 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     viz,  # noqa: E402
 )
 from . import initializer as init  # noqa: E402
+from . import kvstore as kv  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import symbol as sym  # noqa: E402
+from ._caches import clear_caches  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from .base import MXNetError  # noqa: E402
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
@@ -67,6 +74,8 @@ __all__ = [
     "lr_scheduler",
     "metric",
     "io",
+    "kvstore",
+    "kv",
     "executor",
     "callback",
     "model",
@@ -74,4 +83,5 @@ __all__ = [
     "mod",
     "viz",
     "contrib",
+    "clear_caches",
 ]

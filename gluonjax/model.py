@@ -11,6 +11,8 @@ import logging
 from collections import namedtuple
 
 from .base import MXNetError
+from .kvstore import create_kvstore as _create_kvstore  # noqa: F401  (MXNet's model helpers)
+from .kvstore import create_sparse_kvstore as _create_sparse_kvstore  # noqa: F401
 
 __all__ = ["BatchEndParam", "save_checkpoint", "load_checkpoint", "load_params"]
 

@@ -13,7 +13,7 @@ import threading
 import jax
 import numpy as np
 
-__all__ = ["seed", "next_key", "key_and_counter"]
+__all__ = ["seed", "next_key", "key_and_counter", "host_rng"]
 
 _lock = threading.Lock()
 _local = threading.local()
@@ -62,13 +62,30 @@ def peek():
     key = _state["key"]
     if key is None:
         with _lock:
-            key = _state["key"] = jax.random.PRNGKey(_state["seed"])
+            key = _state["key"] = _seed_key(_state["seed"])
     return key, _state["counter"]
+
+
+def _seed_key(seed):
+    """``jax.random.PRNGKey(seed)`` (threefry's raw key ``[0, seed]`` for a 32-bit seed),
+    built on the host: compiling jax's seeding kernel for it costs more than the rest of
+    a small model's first step."""
+    seed = int(seed)
+    if not 0 <= seed < 2**32:  # jax's own conversion of other seeds: let it decide
+        return jax.random.PRNGKey(seed)
+    return jax.numpy.asarray(np.array([0, seed], np.uint32))
 
 
 def advance():
     """Consume one draw (after a compiled call that turned out to use randomness)."""
     _state["counter"] += 1
+
+
+def host_rng():
+    """A numpy generator for one draw on the host, seeded by ``mx.random.seed`` and the
+    draw's number (initializers use it: filling a parameter compiles nothing)."""
+    _, n = key_and_counter()
+    return np.random.default_rng([_state["seed"] & 0xFFFFFFFF, int(n)])
 
 
 def next_key():

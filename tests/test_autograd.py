@@ -1,10 +1,13 @@
 """Autograd: tape, grad_req, head gradients, higher order, Function, errors."""
 
+import json
+
 import numpy as np
 import pytest
 
 import gluonjax as mx
 from gluonjax import autograd, nd
+from gluonjax.base import MXNetError
 
 
 def test_backward_matches_numpy():
@@ -97,7 +100,7 @@ def test_higher_order_grad():
     x.attach_grad()
     with autograd.record():
         y = nd.sin(x) * x
-        dy = autograd.grad(y, x, create_graph=True)
+        dy = autograd.grad(y, x, create_graph=True)[0]
         s = dy.sum()
     s.backward()
     np.testing.assert_allclose(dy.asnumpy(), np.cos(xv) * xv + np.sin(xv), rtol=1e-5)
@@ -112,7 +115,7 @@ def test_higher_order_through_hybridized_block():
     x.attach_grad()
     with autograd.record():
         out = (net(x) ** 3).sum()  # (2a + 2b)^3
-        g = autograd.grad(out, x, create_graph=True)
+        g = autograd.grad(out, x, create_graph=True)[0]
         gs = g.sum()
     gs.backward()
     s = 2.0 * 1 + 2.0 * 3
@@ -148,3 +151,88 @@ def test_mark_variables():
         y = (x * x).sum()
     y.backward()
     np.testing.assert_allclose(g.asnumpy(), [2.0, 4.0])
+
+
+def test_create_graph_outside_record_then_backward():
+    """MXNet 1.9.1's test_gradient: the gradient is on the tape even when not recording."""
+    x = nd.ones((1,))
+    x.attach_grad()
+    with autograd.record():
+        z = nd.elemwise_add(nd.exp(x), x)
+    (dx,) = autograd.grad(z, [x], create_graph=True)
+    np.testing.assert_allclose(dx.asnumpy(), [np.e + 1], rtol=1e-6)
+    dx.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [np.e], rtol=1e-6)
+
+
+def test_second_order_with_respect_to_another_variable():
+    """d(dy/dx)/dw for y = x w^T: the gradient node depends on every leaf, not only x."""
+    x = nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    w = nd.array(np.full((4, 3), 0.5, np.float32))
+    x.attach_grad()
+    w.attach_grad()
+    o_y = nd.array(np.arange(8, dtype=np.float32).reshape(2, 4))
+    with autograd.record():
+        y = nd.FullyConnected(x, w, num_hidden=4, no_bias=True)
+        (x_grad,) = autograd.grad(y, [x], head_grads=o_y, create_graph=True, retain_graph=True)
+        o_x = nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+        (w_gg,) = autograd.grad(x_grad, [w], head_grads=o_x)
+    np.testing.assert_allclose(x_grad.asnumpy(), o_y.asnumpy() @ w.asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(w_gg.asnumpy(), o_y.asnumpy().T @ o_x.asnumpy(), rtol=1e-6)
+
+
+def test_third_order():
+    x = nd.array([0.3, 0.7])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.sin(x)
+        g1 = autograd.grad(y, [x], create_graph=True)[0]
+        g2 = autograd.grad(g1, [x], create_graph=True)[0]
+    g2.backward()
+    xv = np.array([0.3, 0.7], np.float32)
+    np.testing.assert_allclose(g2.asnumpy(), -np.sin(xv), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), -np.cos(xv), rtol=1e-6)
+
+
+def test_second_derivative_of_arcsinh_is_the_true_one():
+    """MXNet 1.9.1 gives +x/(x^2+1)^1.5 (a sign error in its _backward_arcsinh gradient,
+    src/operator/tensor/elemwise_unary_op_trig.cc); the derivative of 1/sqrt(x^2+1) is
+    -x/(x^2+1)^1.5. gluonjax differentiates the op's jax implementation: the true value,
+    so MXNet's own test_higher_order_grad.py::test_arcsinh (which encodes the sign error)
+    fails on gluonjax on purpose."""
+    xv = np.array([-1.5, 0.2, 2.0], np.float32)
+    x = nd.array(xv)
+    x.attach_grad()
+    with autograd.record():
+        (g,) = autograd.grad(nd.arcsinh(x), [x], create_graph=True)
+    g.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), -xv / (xv**2 + 1) ** 1.5, rtol=1e-5)
+
+
+def test_get_symbol_of_eager_ops_and_of_a_hybridized_block():
+    x, z = nd.ones((1,)), nd.ones((1,))
+    x.attach_grad()
+    with autograd.record():
+        y = x * x + 2 * x - 1
+    sym = autograd.get_symbol(y)
+    assert len(sym.list_arguments()) == 1
+    ops = [n["op"] for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
+    assert ops == ["broadcast_mul", "_mul_scalar", "broadcast_add", "_minus_scalar"]
+    z.attach_grad()
+    with autograd.record():
+        y = x * x + 2 * z - 1
+    assert len(autograd.get_symbol(y).list_arguments()) == 2
+
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(3), mx.gluon.nn.Dense(2))
+    net.initialize()
+    net.hybridize()
+    for _ in range(2):  # the second call is deferred: same graph
+        with autograd.record():
+            out = net(nd.zeros((1, 4)))
+        graph = json.loads(autograd.get_symbol(out).tojson())
+        assert [n["op"] for n in graph["nodes"] if n["op"] != "null"] == ["FullyConnected"] * 2
+        assert len(autograd.get_symbol(out).list_arguments()) == 5  # data + 4 parameters
+        out.backward()
+    with pytest.raises(MXNetError, match="not computed under autograd.record"):
+        autograd.get_symbol(nd.ones((1,)))

@@ -20,28 +20,50 @@ FILES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo") / "out"
-    res = subprocess.run(
-        [sys.executable, "-m", "gluonjax.demo", "--epochs", "1", "--quiet", "--out", str(out)],
-        cwd=out.parent,
+def _demo(workdir, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "gluonjax.demo", *args],
+        cwd=workdir,
         capture_output=True,
         text=True,
-        timeout=280,
+        timeout=400,
     )
-    return res, out
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """The demo exactly as ``make demo`` runs it: no flags (speed runs, progress, 5 epochs)."""
+    work = tmp_path_factory.mktemp("demo")
+    return _demo(work), work / "demo_out"
+
+
+def _check_report(res, min_acc):
+    assert res.returncode == 0, res.stdout + res.stderr
+    acc = re.search(r"^test accuracy: ([0-9.]+) \(300 images\)$", res.stdout, re.M)
+    assert acc, res.stdout
+    assert float(acc.group(1)) > min_acc
+    assert res.stdout.count(" OK\n") == 2  # SymbolBlock.imports and deploy.load both agree
+    assert "MISMATCH" not in res.stdout and "FAILED" not in res.stdout
 
 
 def test_demo_exits_zero_and_reports(demo_run):
     res, _ = demo_run
-    assert res.returncode == 0, res.stdout + res.stderr
-    acc = re.search(r"^test accuracy: ([0-9.]+) \(300 images\)$", res.stdout, re.M)
-    assert acc, res.stdout
-    assert float(acc.group(1)) > 0.5  # one epoch; chance is 0.1 (the default 5 epochs give > 0.95)
-    assert res.stdout.count(" OK\n") == 2  # SymbolBlock.imports and deploy.load both agree
-    assert "MISMATCH" not in res.stdout and "FAILED" not in res.stdout
-    assert "[" not in res.stdout.split("training LeNet")[1].split("test accuracy")[0]  # --quiet
+    _check_report(res, 0.95)
+    assert "speed measured now" in res.stdout and "training step" in res.stdout
+    assert res.stdout.count("epoch ") >= 5  # one progress line per epoch
+
+
+def test_demo_trains_eagerly(tmp_path):
+    """``--no-hybridize``: the same LeNet trained op by op (the user HybridBlock unhybridized)."""
+    res = _demo(tmp_path, "--no-hybridize", "--epochs", "2", "--out", str(tmp_path / "o"))
+    _check_report(res, 0.8)
+    assert "eagerly" in res.stdout or "op by op" in res.stdout, res.stdout
+
+
+def test_demo_quiet(tmp_path):
+    res = _demo(tmp_path, "--quiet", "--epochs", "1", "--out", str(tmp_path / "o"))
+    _check_report(res, 0.5)  # one epoch; chance is 0.1
+    assert "[" not in res.stdout.split("training LeNet")[1].split("test accuracy")[0]
 
 
 def test_demo_files_present(demo_run):

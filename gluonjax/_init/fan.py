@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .core import Initializer
@@ -101,11 +97,10 @@ class MSRAPrelu(Xavier):
         self._kwargs = {"factor_type": factor_type, "slope": slope}
 
 
-@functools.partial(jax.jit, static_argnames=("shape",))
 def _orthonormal(tmp, scale, shape):
-    u, _, vt = jnp.linalg.svd(tmp, full_matrices=False)
+    u, _, vt = np.linalg.svd(tmp, full_matrices=False)  # on the host: nothing to compile
     res = u if u.shape == tmp.shape else vt
-    return scale * res.reshape(shape)
+    return (scale * res).reshape(shape).astype(np.float32)
 
 
 @register

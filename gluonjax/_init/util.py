@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -43,30 +41,22 @@ def _assign(arr, value):
     arr._data, arr._node = v, None
 
 
-@functools.partial(jax.jit, static_argnames=("kind", "shape", "dtype"))
-def _sample_kernel(key, counter, a, b, kind, shape, dtype):
-    k = jax.random.fold_in(key, counter)
-    if kind == "uniform":
-        x = jax.random.uniform(k, shape, jnp.float32, a, b)
-    elif kind == "normal":
-        x = a + b * jax.random.normal(k, shape, jnp.float32)
-    else:  # int8 range for quantized weights
-        x = jax.random.randint(k, shape, -127, 127, jnp.int32)
-    return x.astype(dtype)
-
-
 def _sample(kind, shape, dtype, a=0.0, b=1.0):
-    """Random values drawn in float32 from the global generator (``mx.random.seed``)."""
-    key, counter = _random.key_and_counter()
-    return _sample_kernel(
-        key,
-        counter,
-        np.float32(a),
-        np.float32(b),
-        kind=kind,
-        shape=tuple(shape),
-        dtype=np.dtype(dtype),
-    )
+    """Random values drawn in float32 from the global generator (``mx.random.seed``).
+
+    Drawn with numpy on the host: initializing a model compiles no XLA program (one per
+    parameter shape otherwise), as MXNet's initializers launch one kernel each.
+    """
+    rng, shape = _random.host_rng(), tuple(shape)
+    if kind == "uniform":
+        x = rng.uniform(a, b, shape).astype(np.float32)
+    elif kind == "normal":
+        x = (np.float32(a) + np.float32(b) * rng.standard_normal(shape, np.float32)).astype(
+            np.float32
+        )
+    else:  # int8 range for quantized weights
+        x = rng.integers(-127, 127, shape, np.int32)
+    return x.astype(np.dtype(dtype), copy=False)
 
 
 def _json_default(obj):

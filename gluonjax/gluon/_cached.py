@@ -16,16 +16,20 @@ import itertools
 
 import jax
 import numpy as np
+from jax.extend.core import jaxpr_as_fun
 
-from .. import _fused_tape, _lazy, _tape, _trace
-from .. import autograd as _ag
 from .. import random as _random
+from ..autograd import _deferred, _plan
+from ..autograd._node import CallOrigin, Kind, entry, needs_grad, vjp_node
+from ..autograd._state import DEFER, TraceScope, _Scope
+from ..autograd._state import _local as _st
 from ..base import HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _fast
+from ._param_array import LAYOUT
 
 _APPLY: dict = {}
-_IDS = itertools.count(1)  # ids of parameter masks and signatures (see Node.sk)
+_IDS = itertools.count(1)  # ids of parameter masks and call signatures (never reused)
 _NO_TAPE = object()  # CachedGraph._recorded: nothing needs a gradient, run untaped
 _LEAF = jax.tree_util.tree_structure(0)
 
@@ -76,6 +80,7 @@ class CachedGraph:
         self.plain = _fast.plain_jits(self)
         self.vjp_fwd = {}
         self.lazy_fns, self.lazy_sigs = {}, {}  # see _recorded
+        self.stateful = set()  # signatures whose forward writes state: never deferred
         self._pinfo = {}  # parameters' grad_reqs -> what they mean for _recorded
         self.uses_random = False  # set while tracing; only then do calls consume a key
         # the hook-free call of HybridBlock.__call__ (one NDArray input), and the
@@ -85,9 +90,9 @@ class CachedGraph:
     def _pure(self, param_values, inputs, seed_key, counter, training):
         block = self.block
         with (
-            _trace.TraceScope(self.params, param_values) as scope,
+            TraceScope(self.params, [NDArray(v) for v in param_values]) as scope,
             _random.traced_key(seed_key, counter) as rnd,
-            _ag._Scope(False, training),
+            _Scope(False, training),
         ):
             args = [None if v is None else NDArray(v) for v in inputs]
             try:
@@ -108,7 +113,7 @@ class CachedGraph:
     def __call__(self, args):
         # read flags and arrays, one compiled call, wrap the result (one NDArray input
         # outside record() takes the shorter self.fast)
-        st = _ag._st
+        st = _st
         if st.recording:
             out = self._recorded(args, st.training)
             if out is not _NO_TAPE:
@@ -128,13 +133,14 @@ class CachedGraph:
     def _param_info(self, reqs):
         """What the parameters' ``grad_req``s ``reqs`` mean for a recorded call (cached)."""
         pmask = tuple(r is not None and r != "null" for r in reqs)
-        idx = [i for i, m in enumerate(pmask) if m]
+        idx = tuple(i for i, m in enumerate(pmask) if m)
         every = len(idx) == len(pmask)
         info = self._pinfo[reqs] = (pmask, idx, every, (None,) * len(pmask), next(_IDS))
         return info
 
     def _recorded(self, args, training):
-        """The forward as a tape node: deferred (``_lazy``) once the signature ran.
+        """The forward as a tape node: deferred (``autograd._deferred``) once the
+        signature ran, with deferral on; else run at once with its VJP.
 
         Returns ``_NO_TAPE`` when neither a parameter nor an input needs a gradient.
         """
@@ -143,33 +149,26 @@ class CachedGraph:
         pmask, idx, every, nones, pid = self._pinfo.get(reqs) or self._param_info(reqs)
         pvals = [d._data for d in datas]
         if every:  # all parameters are VJP arguments (the usual training case)
-            parents, given, pconst = list(datas), pvals, nones
+            arrays, given, pconst = list(datas), list(pvals), nones
         else:
-            parents = [datas[i] for i in idx]
-            given = [pvals[i] for i in idx]  # parents' values as of now
+            arrays = [datas[i] for i in idx]
+            given = [pvals[i] for i in idx]  # the inputs' values as of now
             pconst = [None if m else v for v, m in zip(pvals, pmask)]
         needs = bool(idx)
-        imask, raw, sig, kids = [], [], [], []
+        imask, raw, sig = [], [], []
         for a in args:
             if isinstance(a, NDArray):
-                pending = type(a) is _lazy.Pending
+                pending = type(a) is _deferred.Pending
                 v = None if pending else a._data
-                av = a.__dict__["_aval"] if pending else _lazy.aval(v)
+                av = a.__dict__["_aval"] if pending else _deferred.aval(v)
                 m = False
-                if a._node is not None or a._grad_req not in (None, "null"):
+                if needs_grad(a):
                     needs = True
-                    # travels as a VJP argument (a Pending one is produced later)
-                    m = _fused_tape.inexact(av.dtype)
+                    m = _plan.inexact(av.dtype)  # a VJP argument (a Pending one: made later)
                 if m:
-                    parents.append(a)
+                    arrays.append(a)
                     given.append(v)
                     raw.append(None)
-                    # the output of a deferred node: the structure is known (Node.sk)
-                    an = a._node
-                    if kids is not None and pending and an and an[0].lazy is not None:
-                        kids.append(an)
-                    else:
-                        kids = None
                 else:
                     raw.append(a._data if pending else v)
                 sig.append(av)
@@ -182,8 +181,11 @@ class CachedGraph:
             return _NO_TAPE
         imask = tuple(imask)
         fkey = (training, pmask, imask)
-        sig = (training, pid, imask, tuple(sig))  # pid stands for pmask: a cheaper key
+        # pid stands for pmask (a cheaper key); LAYOUT moves when a parameter's dtype changes
+        sig = (training, pid, imask, tuple(sig), LAYOUT[0])
         known = self.lazy_sigs.get(sig)
+        if known is None and sig not in self.stateful:
+            known = self._learn(sig, fkey, pconst, raw, arrays, given)
         if known is not None and not self.uses_random:  # traced: it takes no key
             key = counter = None
         else:
@@ -191,40 +193,92 @@ class CachedGraph:
             counter = np.uint32(counter & 0xFFFFFFFF)
         # only what is not a VJP argument: fewer buffers for the compiled calls to take
         consts = (pconst, raw, key, counter)
-        fn = self.lazy_fns.get(fkey) or self._lazy_fn(fkey)
-        replay = functools.partial(fn, consts)
-        if known is not None and _lazy.ENABLED[0]:
-            if self.uses_random:
-                _random.advance()
-            treedef, avals, akey, sid = known
-            lazy = (fn, consts, (self._forward_vjp, fkey), given)
-            # the signature's id (never reused) also names this graph and its parameter mask
-            sk = None if kids is None else sid
-            node = _tape.deferred_node(
-                tuple(parents), self.block.name, replay, lazy, avals, akey, sk, kids
-            )
-            outs = _lazy.outputs(node, avals)
-            return outs[0] if treedef is None else jax.tree_util.tree_unflatten(treedef, outs)
-        node = _tape.Node(None, tuple(parents), (), self.block.name, replay)
-        leaves, node.vjp, node.apply, treedef, updates = self._forward_vjp(
-            fkey, consts, [p._data for p in parents], full=True
-        )
-        if self.uses_random:  # known once traced
+        inputs = tuple([entry(a) for a in arrays])
+        if self.uses_random:
             _random.advance()
-        if updates:
-            for i, v in updates.items():
-                self.datas[i]._data = v
-        else:  # no state to write back: later calls of this signature may be deferred
-            avals = tuple(_lazy.aval(v) for v in leaves)
-            single = treedef == _LEAF  # one array out: no unflatten needed
-            akey = _fused_tape.aval_key(avals)
-            self.lazy_sigs[sig] = (None if single else treedef, avals, akey, next(_IDS))
-        node.n_out, node.out_avals = len(leaves), tuple(leaves)
-        node.bwd = _tape._per_node_bwd(node)
+        if known is None:  # the forward writes state: run it at once
+            return self._stateful_call(fkey, consts, arrays, given, inputs, idx, imask)
+        if DEFER[0]:
+            outs = _deferred.record_deferred(
+                self.block.name, inputs, known.avals, known.fn, consts, tuple(given),
+                known.sid, known.run,
+            )  # fmt: skip
+            outs[0]._node[0].origin = CallOrigin(self, idx, imask)  # for get_symbol
+        else:
+            vals = [a._data if v is None else v for a, v in zip(arrays, given)]
+            leaves, vjp_fn, apply = known.run(consts, vals)
+            node = vjp_node(
+                Kind.CACHED, self.block.name, inputs, known.avals, vjp_fn, apply,
+                functools.partial(known.fn, consts),
+            )  # fmt: skip
+            node.origin = CallOrigin(self, idx, imask)
+            outs = [NDArray(v) for v in leaves]
+            for i, w in enumerate(outs):
+                w._node = (node, i)
+        return (
+            outs[0] if known.treedef is None else jax.tree_util.tree_unflatten(known.treedef, outs)
+        )
+
+    def _stateful_call(self, fkey, consts, arrays, given, inputs, idx, imask):
+        """A recorded call whose forward writes state (BatchNorm in training): run now."""
+        vals = [a._data if v is None else v for a, v in zip(arrays, given)]
+        leaves, vjp_fn, apply, treedef, updates = self._forward_vjp(fkey, consts, vals, full=True)
+        for i, v in updates.items():
+            self.datas[i]._data = v
+        avals = tuple(_deferred.aval(v) for v in leaves)
+        fn = self.lazy_fns.get(fkey) or self._lazy_fn(fkey)
+        node = vjp_node(
+            Kind.CACHED, self.block.name, inputs, avals, vjp_fn, apply,
+            functools.partial(fn, consts),
+        )  # fmt: skip
+        node.origin = CallOrigin(self, idx, imask)
         wrapped = [NDArray(v) for v in leaves]
         for i, w in enumerate(wrapped):
             w._node = (node, i)
         return jax.tree_util.tree_unflatten(treedef, wrapped)
+
+    def _learn(self, sig, fkey, pconst, raw, arrays, given):
+        """Trace a new signature's forward once (no compile) into a :class:`_Signature`,
+        or None when the forward writes state (BatchNorm in training).
+
+        Every later use of the signature (its deferred calls, their backward, a call
+        run at once) evaluates the traced program instead of running the block's
+        Python again, so the block's code runs once per signature, as in MXNet.
+        """
+        n_dp = sum(fkey[1])
+
+        def traced(consts, *pv):
+            return self._merged(fkey, consts, pv[:n_dp], pv[n_dp:])
+
+        vals = [
+            _deferred.aval(v) if v is not None else a.__dict__["_aval"]
+            for a, v in zip(arrays, given)
+        ]
+        closed = None
+        if not self.uses_random:  # first without a random key: a forward that needs one says so
+            try:
+                closed, shape = jax.make_jaxpr(traced, return_shape=True)(
+                    (pconst, raw, None, None), *vals
+                )
+            except _random.NeedsKey:
+                self.uses_random = True
+        if closed is None:
+            key, counter = _random.peek()
+            consts = (pconst, raw, key, np.uint32(counter & 0xFFFFFFFF))
+            closed, shape = jax.make_jaxpr(traced, return_shape=True)(consts, *vals)
+        out, updates = shape
+        if updates:
+            self.stateful.add(sig)
+            return None
+        leaves, treedef = jax.tree_util.tree_flatten(out)
+        known = self.lazy_sigs[sig] = _Signature(
+            None if treedef == _LEAF else treedef,
+            tuple(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in leaves),
+            next(_IDS),
+            closed,
+            len(leaves),
+        )
+        return known
 
     def _forward_vjp(self, fkey, consts, vals, full=False):
         """One compiled forward returning the VJP; ``vals`` are the parents' values."""
@@ -269,6 +323,42 @@ class CachedGraph:
             return out, updates, vjp_fn
 
         return fwd
+
+
+class _Signature:
+    """What one traced call signature of a block gives: the outputs' ``treedef`` (None
+    for one array) and ``avals``, an id ``sid`` (part of the fused backward's key), and
+    the traced program as ``fn(consts, *input values) -> output values`` and ``run``
+    (that with its VJP, one compiled call, for a deferred node run on its own)."""
+
+    __slots__ = ("treedef", "avals", "sid", "fn", "_vjp", "__weakref__")
+
+    def __init__(self, treedef, avals, sid, closed, n_out):
+        self.treedef, self.avals, self.sid = treedef, avals, sid
+        program = jaxpr_as_fun(closed)
+
+        def fn(consts, *pv):
+            return tuple(program(*jax.tree_util.tree_leaves((consts, *pv)))[:n_out])
+
+        self.fn = fn
+        self._vjp = None
+
+    def run(self, consts, vals):
+        """The forward with its VJP on concrete values: ``(outputs, vjp, apply)``."""
+        if self._vjp is None:
+            fn = self.fn
+
+            def fwd(consts, vals):
+                return jax.vjp(functools.partial(fn, consts), *vals)
+
+            self._vjp = jax.jit(fwd)
+        out, vjp_fn = self._vjp(consts, vals)
+        return list(out), vjp_fn, _apply_leaves
+
+
+def _apply_leaves(vjp_fn, cts):
+    """``apply`` of a signature's VJP (its outputs are a flat tuple)."""
+    return vjp_fn(tuple(cts))
 
 
 def _raw_input(a):

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["ParamArray", "VERSION", "write_values"]
+__all__ = ["ParamArray", "VERSION", "LAYOUT", "write_values", "sparse_param_array_class"]
 
-# Bumped after any parameter array's value (or class, see gluonjax._lazy) is written.
+# Bumped after any parameter array's value (or class, see autograd._deferred) is written.
 # The bump comes after the write: a reader that saw the new count sees the new value.
 VERSION = [0]
+# Bumped when a parameter array's shape or dtype changes (cast, loading another dtype):
+# what a compiled call learned about its outputs from the parameters is then out of date.
+LAYOUT = [0]
 
 _setattr = object.__setattr__
 _set_value = NDArray.__dict__["_data"].__set__
+_get_value = NDArray.__dict__["_data"].__get__
 
 
 def write_values(arrays, values):
@@ -45,6 +49,36 @@ class ParamArray(NDArray):
     __slots__ = ()
 
     def __setattr__(self, name, value):
-        _setattr(self, name, value)
-        if name == "_data" or name == "__class__":
+        if name == "_data":
+            old = _layout(self)
+            _setattr(self, name, value)
+            if old is not None and old != _layout(self):  # not a parameter's first value
+                LAYOUT[0] += 1
             VERSION[0] += 1
+            return
+        _setattr(self, name, value)
+        if name == "__class__":
+            VERSION[0] += 1
+
+
+def _layout(arr):
+    try:
+        value = _get_value(arr)
+    except AttributeError:  # not set yet
+        return None
+    return (getattr(value, "shape", None), getattr(value, "dtype", None))
+
+
+_SPARSE_CLASSES: dict = {}
+
+
+def sparse_param_array_class(stype):
+    """The ParamArray class of a sparse Parameter: a ParamArray with ``stype``'s storage."""
+    cls = _SPARSE_CLASSES.get(stype)
+    if cls is None:
+        from ..ndarray.sparse import CSRNDArray, RowSparseNDArray
+
+        base = {"row_sparse": RowSparseNDArray, "csr": CSRNDArray}[stype]
+        name = f"{base.__name__[:-7]}ParamArray"
+        cls = _SPARSE_CLASSES[stype] = type(name, (ParamArray, base), {"__slots__": ()})
+    return cls

@@ -7,25 +7,17 @@ hold on to it, and know from ``_param_array.VERSION`` when any value changed.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
-from .. import _trace
 from .._ops.registry import dtype_of
+from ..autograd import _state as _trace
 from ..base import DeferredInitializationError, MXNetError, ShapeError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray
 from ..optimizer.optimizer import MULTS
-from ._param_array import ParamArray
+from ._param_sparse import SparseParameterMixin, check_stypes
 
-__all__ = ["Parameter", "Constant", "DeferredInitializationError", "ParameterStorageError"]
-
-_STYPES = ("default", "row_sparse", "csr")
-
-
-class ParameterStorageError(MXNetError, AssertionError):
-    """An invalid ``stype``/``grad_stype`` for a Parameter (MXNet asserts on it)."""
+__all__ = ["Parameter", "Constant", "DeferredInitializationError"]
 
 
 class _Multiplier:
@@ -61,7 +53,7 @@ def _merge_shape(name, old, new):
     return tuple(o if o > 0 else n for o, n in zip(old, new))
 
 
-class Parameter:
+class Parameter(SparseParameterMixin):
     """A weight of a Block.
 
     Parameters
@@ -79,6 +71,8 @@ class Parameter:
     allow_deferred_init : bool
     differentiable : bool
         False makes grad_req 'null'.
+    stype, grad_stype : {'default', 'row_sparse', 'csr'}
+        Storage types of the data and of the gradient (see ``row_sparse_data``).
 
     Examples
     --------
@@ -103,6 +97,8 @@ class Parameter:
         stype="default",
         grad_stype="default",
     ):
+        check_stypes(name, stype, grad_stype)
+        self._stype, self._grad_stype = stype, grad_stype
         self.name = name
         self._shape = (
             None
@@ -113,15 +109,6 @@ class Parameter:
                 else tuple(int(s) for s in shape)
             )
         )
-        for what, value in (("stype", stype), ("grad_stype", grad_stype)):
-            if value not in _STYPES:
-                raise ParameterStorageError(
-                    f"Parameter '{name}': {what}={value!r} is not a storage type; "
-                    f"use one of {list(_STYPES)}"
-                )
-        self._stype = stype
-        self._grad_stype = grad_stype
-        self._trainer = None  # the Trainer this parameter was given to (see _set_trainer)
         self.dtype = dtype_of(dtype).type
         self.lr_mult = lr_mult
         self.wd_mult = wd_mult
@@ -154,37 +141,6 @@ class Parameter:
         if self._data is None:
             return None
         return [self._ctx or current_context()]
-
-    def _set_trainer(self, trainer):
-        """Remember the Trainer this parameter is optimized by (as MXNet's Trainer does).
-
-        A row_sparse parameter can belong to one Trainer only: its rows are pulled
-        through that trainer's kvstore.
-        """
-        current = self._trainer
-        if self._stype != "default" and current is not None and trainer is not None:
-            if current is not trainer:
-                raise MXNetError(
-                    f"Failed to set the trainer for Parameter '{self.name}' because it was "
-                    f"already set. More than one Trainer for a {self._stype} Parameter is not "
-                    f"supported."
-                )
-        self._trainer = trainer
-
-    @property
-    def _trainer(self):
-        """The Trainer optimizing this parameter, or None (held weakly)."""
-        ref = self.__dict__.get("_trainer_ref")
-        return None if ref is None else ref()
-
-    @_trainer.setter
-    def _trainer(self, trainer):
-        self.__dict__["_trainer_ref"] = None if trainer is None else weakref.ref(trainer)
-
-    def _reduce(self):
-        """The value to save: the data whatever its storage type."""
-        self._check()
-        return self._data
 
     # ------------------------------------------------------------ attributes
     @property
@@ -219,8 +175,9 @@ class Parameter:
         if req == "null":
             d._grad, d._grad_req = None, "null"
         else:
-            if d._grad is None or d._grad.shape != d.shape:
-                d._grad = NDArray(np.zeros(d.shape, d.dtype))
+            g = d._grad
+            if g is None or g.shape != d.shape or g.stype != self._grad_stype:
+                d._grad = self._new_grad(d.shape, d.dtype)
                 self._grad_token = d._grad._data  # not "fresh" until a backward writes it
             d._grad_req = req
 
@@ -278,7 +235,7 @@ class Parameter:
     def _set_array(self, value):
         """Point the parameter's single ParamArray at ``value`` (creating it once)."""
         if self._data is None:
-            self._data = ParamArray(value)
+            self._data = self._array_class()(value)
             self._attach(self._grad_req)
         else:
             self._data._data = value
@@ -319,54 +276,18 @@ class Parameter:
 
         A ``row_sparse`` parameter is read with :meth:`row_sparse_data` instead, as in MXNet.
         """
+        if self._stype != "default":
+            self._refuse_dense_access(f"data() on ctx {ctx}")
         traced = _trace.lookup(self)
         if traced is not None:
             return traced
-        if self._stype != "default":
-            raise MXNetError(
-                f"Cannot return a copy of Parameter '{self.name}' via data() because its "
-                f"storage type is {self._stype}. Please use row_sparse_data() instead."
-            )
         self._check()
         return self._data
 
     def list_data(self):
         """The data on every context (one here: see :meth:`list_ctx`)."""
+        self._refuse_dense_access("list_data()")
         return [self.data()]
-
-    def row_sparse_data(self, row_id):
-        """The rows ``row_id`` of a ``row_sparse`` parameter (other rows are zero).
-
-        As in MXNet, only a ``row_sparse`` parameter that a Trainer optimizes has
-        row_sparse data; the values are stored densely.
-        """
-        if self._stype != "row_sparse":
-            raise MXNetError(
-                f"Cannot return a copy of Parameter '{self.name}' via row_sparse_data() "
-                f"because its storage type is {self._stype}. Please use data() instead."
-            )
-        if self._trainer is None:
-            raise MXNetError(
-                f"Cannot get row_sparse data for Parameter '{self.name}' when no Trainer is "
-                f"created with it."
-            )
-        self._check()
-        from .. import ndarray as nd
-
-        rows = np.asarray(getattr(row_id, "_data", row_id)).astype(np.int64).reshape(-1)
-        mask = np.zeros((self._data.shape[0],) + (1,) * (self._data.ndim - 1), self.dtype)
-        mask[rows] = 1
-        # an op on the parameter's array, so a recorded forward differentiates through it
-        return nd.broadcast_mul(self._data, nd.array(mask, dtype=self.dtype))
-
-    def list_row_sparse_data(self, row_id):
-        """:meth:`row_sparse_data` on every context."""
-        if self._stype != "row_sparse":
-            raise MXNetError(
-                f"Cannot return copies of Parameter '{self.name}' via list_row_sparse_data() "
-                f"because its storage type is {self._stype}. Please use list_data() instead."
-            )
-        return [self.row_sparse_data(row_id)]
 
     def grad(self, ctx=None):
         """The gradient buffer (written by backward)."""
@@ -375,7 +296,7 @@ class Parameter:
             raise MXNetError(
                 f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'"
             )
-        return self._data._grad
+        return self._data.grad
 
     def list_grad(self):
         return [self.grad()]
@@ -396,6 +317,7 @@ class Parameter:
         import jax.numpy as jnp
 
         self._set_array(jnp.asarray(raw, self.dtype))
+        self._reset_trainer_kvstore()
 
     def zero_grad(self):
         if self._data is not None and self._data._grad is not None:
@@ -416,7 +338,7 @@ class Parameter:
         if self._data is not None:
             self._set_array(self._data._data.astype(self.dtype))
             if self._data._grad is not None:
-                self._data._grad = NDArray(np.zeros(self._data.shape, self.dtype))
+                self._data._grad = self._new_grad(self._data.shape, self.dtype)
 
     def var(self):
         """A symbol variable for this parameter (shape, dtype, multipliers attached)."""
@@ -430,6 +352,7 @@ class Parameter:
                 lr_mult=self.lr_mult,
                 wd_mult=self.wd_mult,
                 init=self.init if isinstance(self.init, str) else None,
+                stype=None if self._stype == "default" else self._stype,
             )
         return self._var
 

@@ -13,10 +13,11 @@ import warnings
 
 import numpy as np
 
-from .. import _trace
 from .. import autograd as _ag
+from ..autograd import _state as _trace
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
+from ._param_sparse import StorageTypeError
 from .block import to_ndarray
 from .hybrid import HybridBlock
 from .parameter_dict import ParameterDict
@@ -95,6 +96,13 @@ class SymbolBlock(HybridBlock):
                 raise MXNetError(
                     f"Input symbols must be variables, but {s!r} is an output of an operator"
                 )
+        for o in outs:  # as in MXNet: a row_sparse parameter cannot live in a SymbolBlock
+            for node in o.get_internals():
+                if node.attr("__storage_type__") == "1":
+                    raise StorageTypeError(
+                        f"SymbolBlock doesn't support Parameter '{node.name}' because its "
+                        f"storage type is 'row_sparse'."
+                    )
         self._graph = sym.Group(outs)
         self._multi = len(self._graph._outputs) > 1 or (
             isinstance(outputs, (list, tuple)) and len(outs) > 1

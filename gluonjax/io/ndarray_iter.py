@@ -10,7 +10,22 @@ from ..ndarray import NDArray
 from ..ndarray import array as _nd_array
 from .base import DataBatch, DataDesc, DataIter
 
-__all__ = ["NDArrayIter", "ResizeIter"]
+__all__ = ["NDArrayIter", "ResizeIter", "SparseBatchError"]
+
+
+class SparseBatchError(MXNetError, NotImplementedError):
+    """A CSR input with a ``last_batch_handle`` other than 'discard' (as in MXNet)."""
+
+
+def _is_scipy_csr(v):
+    return (type(v).__module__ or "").startswith("scipy.sparse") and getattr(
+        v, "format", ""
+    ) == "csr"
+
+
+def _rewrap(arr, value):
+    """``value`` as an array of ``arr``'s storage type (a csr batch stays csr)."""
+    return arr._like(value) if arr.stype != "default" else NDArray(value)
 
 
 def _as_named(data, allow_empty, default_name):
@@ -34,6 +49,10 @@ def _as_named(data, allow_empty, default_name):
         )
     out = []
     for k, v in data.items():
+        if _is_scipy_csr(v):
+            from ..ndarray.sparse import array as sparse_array
+
+            v = sparse_array(v)
         if not isinstance(v, NDArray):
             try:
                 v = _nd_array(np.asarray(v), dtype=np.float32)
@@ -80,6 +99,13 @@ class NDArrayIter(DataIter):
             )
         self.data = _as_named(data, False, data_name)
         self.label = _as_named(label, True, label_name)
+        if last_batch_handle != "discard" and any(
+            a.stype == "csr" for _, a in self.data + self.label
+        ):
+            raise SparseBatchError(
+                "`NDArrayIter` only supports ``CSRNDArray`` with `last_batch_handle` set to "
+                "`discard`."
+            )
         self.num_data = self.data[0][1].shape[0]
         for name, arr in self.data + self.label:
             if arr.shape[0] != self.num_data:
@@ -113,8 +139,8 @@ class NDArrayIter(DataIter):
     def _shuffle(self):
         np.random.shuffle(self.idx)
         perm = jnp.asarray(self.idx)
-        self.data = [(k, NDArray(v._data[perm])) for k, v in self.data]
-        self.label = [(k, NDArray(v._data[perm])) for k, v in self.label]
+        self.data = [(k, _rewrap(v, v._data[perm])) for k, v in self.data]
+        self.label = [(k, _rewrap(v, v._data[perm])) for k, v in self.label]
 
     def hard_reset(self):
         """Start over, dropping any samples kept for ``roll_over``."""
@@ -149,7 +175,7 @@ class NDArrayIter(DataIter):
 
     @staticmethod
     def _slice(source, start, end):
-        return [NDArray(arr._data[start:end]) for _, arr in source]
+        return [_rewrap(arr, arr._data[start:end]) for _, arr in source]
 
     @staticmethod
     def _concat(first, second):

@@ -8,6 +8,7 @@ from .._io.atomic import atomic_write
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..optimizer import Updater
+from ..optimizer.updater import _state_tuple
 
 
 class StatesView:
@@ -32,7 +33,8 @@ class StatesView:
         u.set_states(states)
         args = m._exec.arg_dict
         new = {}
-        for i, flat in u.states.items():
+        for i, state in u.states.items():
+            flat = _state_tuple(state)  # MXNet's shape: None, one NDArray or a tuple
             if not isinstance(i, int) or not 0 <= i < len(m._param_names):
                 raise MXNetError(
                     f"optimizer states for parameter #{i}; the module has "

@@ -22,6 +22,10 @@ from .ndarray import install_fluent as _install_fluent
 _generate(globals())
 _install_fluent()
 
+from . import sparse  # noqa: E402
+
+sparse.install(globals())  # nd.<op> gives MXNet's storage types for sparse inputs
+
 from .. import contrib as _contrib_mod  # noqa: E402
 from . import random  # noqa: E402
 
@@ -60,6 +64,7 @@ __all__ = [
     "load",
     "random",
     "concatenate",
+    "sparse",
     "random_normal",
     "random_uniform",
 ]

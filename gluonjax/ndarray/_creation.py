@@ -45,12 +45,22 @@ def array(source_array, ctx=None, dtype=None):
     >>> mx.nd.array([[1, 2], [3, 4]]).dtype
     dtype('float32')
     """
+    if getattr(source_array, "stype", "default") != "default" or _is_scipy_csr(source_array):
+        from .sparse import array as sparse_array
+
+        return sparse_array(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
         dt = source_array.dtype if dtype is None else dtype_of(dtype)
         return NDArray(_place(source_array._data.astype(dt), ctx))
     if isinstance(source_array, jax.Array) and dtype is None:
         return NDArray(_place(source_array, ctx))
     return NDArray(_place(np.asarray(source_array, dtype=_dt(dtype)), ctx))
+
+
+def _is_scipy_csr(x):
+    return (type(x).__module__ or "").startswith("scipy.sparse") and getattr(
+        x, "format", ""
+    ) == "csr"
 
 
 def from_jax(x):
@@ -62,8 +72,12 @@ def _shape(shape):
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
 
 
-def zeros(shape, ctx=None, dtype=None, **kwargs):
-    """An array of zeros (float32 by default)."""
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    """An array of zeros (float32 by default); ``stype`` 'row_sparse'/'csr' makes a sparse one."""
+    if stype not in (None, "default"):
+        from .sparse import zeros as sparse_zeros
+
+        return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype)
     return NDArray(_place(np.zeros(_shape(shape), _dt(dtype)), ctx))
 
 
@@ -81,9 +95,9 @@ def full(shape, val, ctx=None, dtype=None, out=None):
     return res
 
 
-def empty(shape, ctx=None, dtype=None):
+def empty(shape, ctx=None, dtype=None, stype=None):
     """An array of the given shape (zero-filled: XLA has no uninitialised memory)."""
-    return zeros(shape, ctx, dtype)
+    return zeros(shape, ctx, dtype, stype=stype)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):

@@ -8,13 +8,32 @@ from ._invoke import invoke
 
 _SCALARS = (int, float, str, tuple, list, bool)
 
+#: set once a sparse array exists (see ndarray.sparse): until then no call looks for one
+SPARSE_SEEN = [False]
+#: ``(BaseSparseNDArray,)``, set by ndarray.sparse when it is imported
+SPARSE_TYPES = [()]
 
-def make_function(op):
-    """``nd.<op.name>(*inputs, out=None, name=None, **attrs)`` for one registry op."""
+
+def make_function(op, sparse_call=None):
+    """``nd.<op.name>(*inputs, out=None, name=None, **attrs)`` for one registry op.
+
+    ``sparse_call``, when given, takes the call once a sparse array exists in the
+    process (it applies MXNet's storage-type rule of the op, see ``ndarray.sparse``).
+    """
     attrs = op.attrs
     has_num_args = "num_args" in attrs
+    seen, types = SPARSE_SEEN, SPARSE_TYPES
 
     def fn(*args, out=None, name=None, **kwargs):
+        if sparse_call is not None and seen[0]:
+            cls = types[0]
+            for a in args:
+                if isinstance(a, cls) or (
+                    type(a) in (list, tuple) and any(isinstance(b, cls) for b in a)
+                ):
+                    return sparse_call(*args, out=out, name=name, **kwargs)
+            if kwargs and any(isinstance(v, cls) for v in kwargs.values()):
+                return sparse_call(*args, out=out, name=name, **kwargs)
         if op.variadic:
             if len(args) == 1 and isinstance(args[0], (list, tuple)):
                 args = tuple(args[0])

@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from .._io.atomic import atomic_write
-from .._io.ndformat import read_arrays, write_arrays
+from .._io.ndformat import SparseRecord, read_arrays, write_arrays
 from ..base import FileFormatError
 from ..context import current_context
 from .ndarray import NDArray
@@ -32,6 +32,10 @@ def _host(a, what):
             f"nd.save: {what} is a {type(a).__name__}, not an NDArray; data must be an "
             f"NDArray, a list of NDArrays or a dict of str -> NDArray"
         )
+    if a.stype != "default":  # MXNet's sparse record: stored values and aux arrays
+        aux = [a.indices.asnumpy()] if a.stype == "row_sparse" else [a.indptr, a.indices]
+        aux = [np.asarray(getattr(x, "asnumpy", lambda x=x: x)(), np.int64) for x in aux]
+        return SparseRecord(a.stype, a.shape, a.data.asnumpy(), aux)
     return np.asarray(a.asnumpy())
 
 
@@ -79,7 +83,19 @@ def load(fname):
 
 def _to_nd(arrays):
     """NDArrays on the current context: one batched transfer for the whole file."""
-    host = [a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False) for a in arrays]
+    from .sparse import csr_matrix, row_sparse_array
+
     ctx = current_context()
+    dense = [a for a in arrays if not isinstance(a, SparseRecord)]
+    host = [a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False) for a in dense]
     device = ctx.jax_device if ctx.device_type == "gpu" else jax.devices("cpu")[0]
-    return [NDArray(v) for v in jax.device_put(host, device)]
+    placed = iter(jax.device_put(host, device))
+    out = []
+    for a in arrays:
+        if not isinstance(a, SparseRecord):
+            out.append(NDArray(next(placed)))
+        elif a.stype == "row_sparse":
+            out.append(row_sparse_array((a.data, a.aux[0]), shape=a.shape, ctx=ctx))
+        else:
+            out.append(csr_matrix((a.data, a.aux[1], a.aux[0]), shape=a.shape, ctx=ctx))
+    return out

@@ -10,13 +10,26 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _tape
+from .. import autograd as _autograd
 from .._ops import registry as _reg
 from ..base import MXNetError
 from ..context import context_of
-from ._invoke import invoke
+from ._invoke import check_write, invoke
 
 __all__ = ["NDArray"]
+
+# MXNet's storage type ids (``mx.nd.ndarray._STORAGE_TYPE_STR_TO_ID``); see ndarray.sparse
+_STORAGE_TYPE_UNDEFINED = -1
+_STORAGE_TYPE_DEFAULT = 0
+_STORAGE_TYPE_ROW_SPARSE = 1
+_STORAGE_TYPE_CSR = 2
+_STORAGE_TYPE_STR_TO_ID = {
+    "undefined": _STORAGE_TYPE_UNDEFINED,
+    "default": _STORAGE_TYPE_DEFAULT,
+    "row_sparse": _STORAGE_TYPE_ROW_SPARSE,
+    "csr": _STORAGE_TYPE_CSR,
+}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 _OP = _reg.get
 
@@ -76,6 +89,7 @@ class NDArray:
     _grad = None
     _grad_req = None
     _node = None
+    _stype = "default"
 
     def __init__(self, data):
         self._data = data
@@ -110,7 +124,8 @@ class NDArray:
 
     @property
     def stype(self):
-        return "default"
+        """The storage type: 'default' (dense), 'row_sparse' or 'csr' (see ndarray.sparse)."""
+        return self._stype
 
     @property
     def T(self):
@@ -163,7 +178,8 @@ class NDArray:
             return NDArray(jax.device_put(self._data, other.jax_device))
         if other.shape != self.shape:
             raise MXNetError(f"copyto: shape {self.shape} into shape {other.shape}")
-        other._data = self._data.astype(other.dtype)
+        check_write(other, "copyto")
+        other._data, other._node = self._data.astype(other.dtype), None
         return other
 
     def as_in_context(self, context):
@@ -217,14 +233,35 @@ class NDArray:
 
     # ---------------------------------------------------------------- autograd
     def attach_grad(self, grad_req="write", stype=None):
-        """Allocate a gradient buffer; ``backward`` writes this array's gradient there."""
+        """Allocate a gradient buffer; ``backward`` writes this array's gradient there.
+
+        ``stype`` is the gradient's storage type (default: this array's, as in MXNet).
+        """
         if grad_req not in ("write", "add", "null"):
             raise MXNetError(f"grad_req must be 'write', 'add' or 'null', got {grad_req!r}")
-        self._grad = NDArray(jnp.zeros(self.shape, self.dtype))
+        stype = self.stype if stype is None else stype
+        if stype == "default":
+            self._grad = NDArray(jnp.zeros(self.shape, self.dtype))
+        else:
+            from .sparse import zeros as sparse_zeros
+
+            self._grad = sparse_zeros(stype, self.shape, self.context, self.dtype)
         self._grad_req = grad_req
         self._node = None
+        self.__dict__["_fresh"] = False
+
+    @property
+    def _fresh_grad(self):
+        """Whether a backward wrote this variable's gradient since it was last reset
+        (MXNet's flag; ``Trainer`` and users reset it after using the gradient)."""
+        return self.__dict__.get("_fresh", False)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value):
+        self.__dict__["_fresh"] = bool(value)
 
     def _accumulate_grad(self, ct):
+        self.__dict__["_fresh"] = True
         if self._grad_req == "add" and self._grad is not None:
             self._grad._data = self._grad._data + ct
         elif self._grad_req == "write":
@@ -240,7 +277,7 @@ class NDArray:
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Differentiate this array (see ``autograd.backward``)."""
-        _tape.backward([self], [out_grad], retain_graph, train_mode)
+        _autograd.backward([self], [out_grad], retain_graph, train_mode)
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key):
@@ -283,26 +320,28 @@ class NDArray:
     def __matmul__(self, other):
         return invoke(_OP("dot"), (self, other), {})
 
-    def _inplace(self, result):
+    def _inplace(self, method, other, symbol):
+        check_write(self, f"'{symbol}'")
+        result = method(other)
         if result is NotImplemented:
             return result
         self._data, self._node = result._data.astype(self.dtype), result._node
         return self
 
     def __iadd__(self, other):
-        return self._inplace(self.__add__(other))
+        return self._inplace(self.__add__, other, "+=")
 
     def __isub__(self, other):
-        return self._inplace(self.__sub__(other))
+        return self._inplace(self.__sub__, other, "-=")
 
     def __imul__(self, other):
-        return self._inplace(self.__mul__(other))
+        return self._inplace(self.__mul__, other, "*=")
 
     def __itruediv__(self, other):
-        return self._inplace(self.__truediv__(other))
+        return self._inplace(self.__truediv__, other, "/=")
 
     def __imod__(self, other):
-        return self._inplace(self.__mod__(other))
+        return self._inplace(self.__mod__, other, "%=")
 
     # ---------------------------------------------------------------- shape helpers
     def reshape(self, *shape, **kwargs):
@@ -323,9 +362,18 @@ class NDArray:
         return invoke(_OP("broadcast_to"), (self,), {"shape": shape})
 
     def tostype(self, stype):
-        if stype != "default":
-            raise MXNetError("gluonjax stores every array densely (stype='default')")
-        return self
+        """A copy with storage type ``stype`` ('default', 'row_sparse' or 'csr').
+
+        Examples
+        --------
+        >>> import gluonjax as mx
+        >>> x = mx.nd.array([[0, 2], [0, 0]]).tostype('csr')
+        >>> x.stype, x.data.asnumpy().tolist()
+        ('csr', [2.0])
+        """
+        from .sparse import cast_storage
+
+        return cast_storage(self, stype=stype)
 
 
 # Fluent methods: x.sum(axis=1), x.exp(), x.softmax() ... each is the registry op.

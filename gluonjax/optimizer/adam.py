@@ -44,10 +44,11 @@ class Adam(Optimizer):
     beta2 : float, default 0.999
     epsilon : float, default 1e-8
     lazy_update : bool, default True
-        Accepted for compatibility (dense arrays only).
+        With a row_sparse gradient, update only its stored rows (as MXNet).
     """
 
     clip_in_step = True
+    lazy_rows = True
 
     def __init__(
         self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, lazy_update=True, **kwargs

@@ -54,6 +54,10 @@ class Optimizer:
     """
 
     opt_registry: dict = {}
+    #: True where MXNet updates only the stored rows of a row_sparse gradient when the
+    #: optimizer's ``lazy_update`` is on (SGD, Adam): other rows and their states stay as
+    #: they are (no weight decay, no momentum step)
+    lazy_rows = False
     #: True where MXNet's rule clips inside the step (after adding ``wd * weight``:
     #: Adam, RMSProp, FTML, Adamax, Nadam) or needs the unclipped gradient (LARS).
     clip_in_step = False
@@ -229,9 +233,29 @@ class Optimizer:
         from .. import random as _random
 
         key = _random.next_key() if self.needs_key() else None
-        new_w, new_state = self.step(weight._data, g, _unwrap(state), lr, wd, t, key)
+        old_state = _unwrap(state)
+        new_w, new_state = self.step(weight._data, g, old_state, lr, wd, t, key)
+        mask = self._lazy_mask(weight, grad)
+        if mask is not None:  # rows the gradient does not store keep weight and state
+            new_w = jnp.where(mask, new_w, weight._data)
+            new_state = jax.tree_util.tree_map(
+                lambda n, o: jnp.where(mask, n, o) if jnp.shape(n) == weight.shape else n,
+                new_state,
+                old_state,
+            )
         weight._data = new_w.astype(weight.dtype)
         _write_state(state, new_state)
+
+    def _lazy_mask(self, weight, grad):
+        """The stored rows of a row_sparse ``grad`` as a broadcastable mask, when this
+        update is lazy (see :attr:`lazy_rows`); else None."""
+        if not (self.lazy_rows and getattr(self, "lazy_update", False)):
+            return None
+        if getattr(grad, "stype", "default") != "row_sparse" or weight.ndim == 0:
+            return None
+        keep = np.zeros(weight.shape[0], bool)
+        keep[np.asarray(grad._pattern(), np.int64)] = True
+        return jnp.asarray(keep.reshape((-1,) + (1,) * (weight.ndim - 1)))
 
     update_multi_precision = update
 

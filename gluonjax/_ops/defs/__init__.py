@@ -18,4 +18,5 @@ from . import (  # noqa: F401  # noqa: F401,E402
     shape_create,
     shape_dot,
     shape_slice,
+    sparse,
 )

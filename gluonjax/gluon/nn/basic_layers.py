@@ -225,6 +225,7 @@ class Embedding(HybridBlock):
             init=weight_initializer,
             dtype=dtype,
             allow_deferred_init=True,
+            grad_stype="row_sparse" if sparse_grad else "default",
         )
 
     def hybrid_forward(self, F, x, weight):

@@ -1,0 +1,108 @@
+"""XLA compilation: jax's persistent cache on by default, and a notice for long compiles.
+
+* **Persistent cache.** A second run of a script starts fast: gluonjax turns on
+  jax's persistent compilation cache in ``$GLUONJAX_CACHE_DIR`` (default
+  ``$MXNET_HOME/jax_cache``, ``MXNET_HOME`` defaulting to ``~/.mxnet`` as in
+  MXNet; at most 2 GiB, least recently used entries go first).
+  ``GLUONJAX_CACHE_DIR=0`` (or ``off``) leaves jax's setting alone, and a cache
+  directory the user gave jax is never replaced.
+* **Notice.** When one compile takes longer than ``$GLUONJAX_COMPILE_NOTICE``
+  seconds (default 3; ``0`` turns it off), one line on stderr says that the wait
+  is XLA compiling, and that later calls and runs reuse the result.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+__all__ = ["cache_dir", "setup"]
+
+_OFF = ("", "0", "off", "false", "no", "none")
+_START = "/jax/compilation_cache/compile_requests_use_cache"
+_DONE = (
+    "/jax/core/compile/backend_compile_duration",
+    "/jax/compilation_cache/cache_retrieval_time_sec",
+)
+_local = threading.local()
+_ready = [False]
+
+
+def cache_dir():
+    """The persistent cache directory gluonjax uses, or None when it is off."""
+    d = os.environ.get("GLUONJAX_CACHE_DIR")
+    if d is not None:
+        return None if d.strip().lower() in _OFF else os.path.expanduser(d)
+    home = os.environ.get("MXNET_HOME") or os.path.join("~", ".mxnet")
+    return os.path.join(os.path.expanduser(home), "jax_cache")
+
+
+def _notice_after():
+    value = os.environ.get("GLUONJAX_COMPILE_NOTICE", "3").strip().lower()
+    if value in _OFF:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return 3.0
+
+
+def _say(seconds, finished):
+    where = "" if not _ready[1:] else f"; cached in {_ready[1]}"
+    what = f"took {seconds:.1f} s" if finished else f"is taking over {seconds:.0f} s"
+    sys.stderr.write(
+        f"gluonjax: an XLA compile {what} (the first call with new input shapes compiles; "
+        f"later calls reuse it{where})\n"
+    )
+    sys.stderr.flush()
+
+
+def _on_event(event, **_):
+    if event != _START:
+        return
+    after = _notice_after()
+    if after is None:
+        return
+    timer = threading.Timer(after, lambda: (_say(after, False), setattr(timer, "said", True)))
+    timer.daemon, timer.said = True, False
+    _local.timer = timer
+    timer.start()
+
+
+def _on_duration(event, duration, **_):
+    if event not in _DONE:
+        return
+    timer = getattr(_local, "timer", None)
+    _local.timer = None
+    if timer is not None:
+        timer.cancel()
+        return
+    after = _notice_after()  # no start event (cache off): say it once it is over
+    if after is not None and event == _DONE[0] and duration > after:
+        _say(duration, True)
+
+
+def setup():
+    """Turn on the persistent cache (unless configured otherwise) and the notice; once."""
+    if _ready[0]:
+        return
+    _ready[0] = True
+    import jax
+    from jax._src import monitoring
+
+    d = cache_dir()
+    if d is not None and not jax.config.jax_compilation_cache_dir:
+        try:
+            os.makedirs(d, exist_ok=True)
+        except OSError:
+            d = None  # a read-only home: run without the cache
+        if d is not None:
+            jax.config.update("jax_compilation_cache_dir", d)
+            # small programs too: one model's layers add up to seconds
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.05)
+            if jax.config.jax_compilation_cache_max_size in (None, -1):
+                jax.config.update("jax_compilation_cache_max_size", 2 << 30)  # LRU, 2 GiB
+            _ready.append(d)
+    monitoring.register_event_listener(_on_event)
+    monitoring.register_event_duration_secs_listener(_on_duration)
