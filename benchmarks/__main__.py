@@ -16,6 +16,7 @@ ROWS = [
     "bench_deploy",
     "bench_sparse",
     "bench_detect",
+    "bench_zoo",
 ]
 
 

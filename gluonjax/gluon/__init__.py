@@ -1,7 +1,9 @@
 """``gluonjax.gluon``: Blocks, Parameters, layers (``nn``)."""
 
 from . import (  # noqa: F401
+    contrib,
     loss,  # noqa: F401
+    model_zoo,
     nn,
     utils,
 )
@@ -19,6 +21,8 @@ __all__ = [
     "Constant",
     "ParameterDict",
     "nn",
+    "contrib",
+    "model_zoo",
     "utils",
     "Trainer",
     "DeferredInitializationError",

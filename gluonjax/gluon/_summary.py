@@ -8,6 +8,12 @@ from .. import autograd as _ag
 from ..base import MXNetError
 
 _LINE = "-" * 80
+
+
+class SummaryError(MXNetError, AssertionError):
+    """``summary()`` of a hybridized block (MXNet asserts it is not)."""
+
+
 _EQ = "=" * 80
 
 
@@ -26,7 +32,7 @@ def summary(block, *inputs):
     from . import hybrid
 
     if getattr(block, "_active", False):
-        raise MXNetError("summary() needs a non-hybridized block: call it before hybridize()")
+        raise SummaryError("summary() needs a non-hybridized block: call it before hybridize()")
     if any(p._data is None for p in block._all_params()):
         with _ag.pause(train_mode=False):
             if hasattr(block, "_deferred_init"):

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import re
+import warnings
 from collections import OrderedDict
 
 import numpy as np
 
+from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ._scope import BlockScope
 from .parameter import Parameter
 from .parameter_dict import ParameterDict
 
-__all__ = ["Block"]
+__all__ = ["Block", "BlockAttributeError"]
+
+
+class BlockAttributeError(MXNetError, TypeError):
+    """An attribute holding a child Block or a Parameter was given a value of another
+    type (MXNet raises TypeError), or a Parameter attribute was set twice."""
+
 
 # Bumped whenever hooks or children change, so blocks can cache "may I compile myself
 # whole in eager mode?" (see HybridBlock._can_auto_jit).
@@ -82,11 +90,48 @@ class Block:
 
     # ------------------------------------------------------------ registration
     def __setattr__(self, name, value):
+        existing = self.__dict__.get(name)
+        if isinstance(existing, (Parameter, Block)) and not isinstance(value, type(existing)):
+            raise BlockAttributeError(
+                f"{type(self).__name__}.{name}: changing the attribute's type from "
+                f"{type(existing).__name__} to {type(value).__name__} is not allowed (it holds "
+                f"a registered {'child block' if isinstance(existing, Block) else 'parameter'}). "
+                f"Use another attribute name for the new value."
+            )
         if isinstance(value, Block):
             self.register_child(value, name)
         elif isinstance(value, Parameter):
+            if name in self._reg_params:
+                raise BlockAttributeError(
+                    f"{type(self).__name__}.{name}: overriding a Parameter attribute is not "
+                    f"allowed. To share parameters between blocks, pass params= when "
+                    f"constructing the block instead."
+                )
             self._reg_params[name] = value
         object.__setattr__(self, name, value)
+
+    def _check_container_with_block(self):
+        """Warn about Blocks kept in plain lists, tuples or dicts (they are not children)."""
+        children = {id(c) for c in self._children.values()}
+
+        def unregistered(data):
+            if isinstance(data, (list, tuple)):
+                return any(unregistered(v) for v in data)
+            if isinstance(data, dict):
+                return any(unregistered(v) for v in data.values())
+            return isinstance(data, Block) and id(data) not in children
+
+        for key, value in self.__dict__.items():
+            if key.startswith("__") or key == "_children":
+                continue
+            if isinstance(value, (list, tuple, dict)) and unregistered(value):
+                warnings.warn(
+                    f'"{type(self).__name__}.{key}" is an unregistered container with Blocks. '
+                    f"Blocks inside a list, tuple or dict are not registered automatically, so "
+                    f"their parameters are not collected: register them with register_child() "
+                    f"or use nn.Sequential / nn.HybridSequential instead.",
+                    stacklevel=3,
+                )
 
     def register_child(self, block, name=None):
         """Make ``block`` a child (named ``name`` or by its position)."""
@@ -144,6 +189,7 @@ class Block:
         select : str, optional
             Regular expression(s) matched against display names, e.g. ``'.*weight|.*bias'``.
         """
+        self.apply(Block._check_container_with_block)
         ret = ParameterDict(self._params.prefix)
         for p in self._all_params():
             if select is None or re.match(select, p.name):
@@ -246,20 +292,35 @@ class Block:
 
         load_structural(self, filename, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source)
 
-    save_params = save_parameters
-    load_params = load_parameters
+    def save_params(self, filename):
+        """[Deprecated] MXNet's legacy format: display names minus this block's prefix.
+
+        Such a file loads into a SymbolBlock of the exported graph, or into a block
+        of the same architecture with :meth:`load_params`. Prefer :meth:`save_parameters`.
+        """
+        warnings.warn(
+            "save_params is deprecated. Please use save_parameters. Note that if you want to "
+            "load from SymbolBlock later, please use export instead.",
+            stacklevel=2,
+        )
+        self.collect_params().save(filename, strip_prefix=self.prefix)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        """[Deprecated] Load a file of :meth:`save_params` (or :meth:`save_parameters`)."""
+        warnings.warn("load_params is deprecated. Please use load_parameters.", stacklevel=2)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
     def save(self, prefix):
         """Save the block tree (``<prefix>-model.json``) and its parameters
         (``<prefix>-model.params``), as MXNet 1.9.1's ``Block.save``."""
-        from ._block_save import save_model
+        from ._block_io import save_model
 
         save_model(self, prefix)
 
     def load(self, prefix):
         """Load files written by :meth:`save` into a model built by the same code
         (block names and child keys are restored first, as MXNet 1.9.1 does)."""
-        from ._block_save import load_model
+        from ._block_io import load_model
 
         load_model(self, prefix)
 

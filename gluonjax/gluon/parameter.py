@@ -41,15 +41,18 @@ class _Multiplier:
 
 
 def _merge_shape(name, old, new):
-    """Fill unknown (0) dims of ``old`` from ``new``; error if known dims disagree."""
+    """Fill unknown dims of ``old`` from ``new``; error if known dims disagree.
+
+    0 marks an unknown dimension (and -1, its spelling under MXNet's NumPy shape semantics).
+    """
     if old is None:
         return tuple(new)
-    if len(old) != len(new) or any(o and n and o != n for o, n in zip(old, new)):
+    if len(old) != len(new) or any(o > 0 and n > 0 and o != n for o, n in zip(old, new)):
         raise ShapeError(
             f"Parameter '{name}': shape {tuple(new)} does not match the declared shape "
             f"{tuple(old)} (0 marks an unknown dimension)"
         )
-    return tuple(o or n for o, n in zip(old, new))
+    return tuple(o if o > 0 else n for o, n in zip(old, new))
 
 
 class Parameter(SparseParameterMixin, ContextParameterMixin):
@@ -123,6 +126,15 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
 
     def __repr__(self):
         return f"Parameter {self.name} (shape={self.shape}, dtype={self.dtype})"
+
+    # ------------------------------------------------------------ MXNet's private views
+    @property
+    def _grad(self):
+        """MXNet's per-context gradient list: ``None`` while uninitialized or when
+        ``grad_req`` is 'null' (MXNet 1.x code reads it)."""
+        if self._data is None or self._data._grad is None:
+            return None
+        return [a._grad for a in self._arrays()]
 
     # ------------------------------------------------------------ attributes
     @property
@@ -258,7 +270,10 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
         )
 
     def data(self, ctx=None):
-        """The parameter's NDArray on ``ctx`` (the traced value inside a hybridized forward)."""
+        """The parameter's NDArray on ``ctx`` (the traced value inside a hybridized forward).
+
+        A ``row_sparse`` parameter is read with :meth:`row_sparse_data` instead, as in MXNet.
+        """
         if self._stype != "default":
             self._refuse_dense_access(f"data() on ctx {ctx}")
         traced = _trace.lookup(self)

@@ -541,10 +541,18 @@ FLUENT = (
 ).split()
 
 
+# MXNet's ``x.squeeze(inplace=True)`` (and flatten, expand_dims) returns a view sharing
+# x's memory; jax arrays are immutable, so here it is the same values in a new array.
+FLUENT_INPLACE = ("squeeze", "flatten", "expand_dims")
+
+
 def _fluent(name):
     op = _OP(name)
+    drop_inplace = name in FLUENT_INPLACE
 
     def method(self, *args, out=None, **kwargs):
+        if drop_inplace:
+            kwargs.pop("inplace", None)
         args = (self, *args)
         if len(args) > 1:
             kwargs = dict(kwargs)

@@ -38,9 +38,14 @@ for _n, _op in _reg.items():
 
 
 def _fluent(name_):
+    from ..ndarray.ndarray import FLUENT_INPLACE
+
     op = _reg.get(name_)
+    drop_inplace = name_ in FLUENT_INPLACE
 
     def method(self, *args, name=None, attr=None, **kwargs):
+        if drop_inplace:
+            kwargs.pop("inplace", None)
         return create(op, (self, *args), kwargs, name=name, attr=attr, hint=_hint(name_, op))
 
     method.__name__ = name_

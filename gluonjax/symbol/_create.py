@@ -41,6 +41,7 @@ _INIT_OPS = {
     "BatchNorm": _VAR_INIT,
     "BatchNorm_v1": _VAR_INIT,
     "_contrib_SyncBatchNorm": _VAR_INIT,
+    "_contrib_BatchNormWithReLU": _VAR_INIT,
     "LeakyReLU": {"gamma": '["Constant", {"value": 0.25}]'},
 }
 

@@ -16,6 +16,7 @@ from . import (  # noqa: F401  # noqa: F401,E402
     ndmisc,
     nn,
     norm,
+    norm_contrib,
     optimizer_ops,
     output,
     pool,

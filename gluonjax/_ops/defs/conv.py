@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -151,16 +154,71 @@ def convolution(
                 f"kernel {kernel} (dilate {dilate}) is larger than the padded input "
                 f"{tuple(data.shape)} (pad {pad})"
             )
-    out = jax.lax.conv_general_dilated(
-        data,
-        weight.astype(data.dtype),
-        window_strides=stride,
-        padding=[(p, p) for p in pad],
-        rhs_dilation=dilate,
-        dimension_numbers=_specs(nd, layout),
-        feature_group_count=num_group,
+    out_spatial = tuple(
+        (data.shape[a] + 2 * p - d * (k - 1) - 1) // s + 1
+        for a, k, s, d, p in zip(spatial_axes(data.ndim, layout), kernel, stride, dilate, pad)
     )
+    if _few_outputs(out_spatial, kernel):
+        out = _conv_by_patches(data, weight, kernel, stride, dilate, pad, num_group, layout)
+    else:
+        out = jax.lax.conv_general_dilated(
+            data,
+            weight.astype(data.dtype),
+            window_strides=stride,
+            padding=[(p, p) for p in pad],
+            rhs_dilation=dilate,
+            dimension_numbers=_specs(nd, layout),
+            feature_group_count=num_group,
+        )
     return _bias(out, bias, layout)
+
+
+_MAX_PATCHES = 16
+
+
+def _few_outputs(out_spatial, kernel):
+    """A kernel larger than a small output (e.g. a 224x224 kernel over a 224x224 image).
+
+    XLA differentiates a convolution with respect to its input by a transposed
+    convolution over the input padded by the kernel size: its cost grows with the
+    input size times the kernel size, minutes on a CPU for such a layer. Computed
+    as one dot product per output position instead, the forward costs the same
+    and the gradients cost as much as the forward.
+    """
+    n_out = math.prod(out_spatial)
+    return n_out <= _MAX_PATCHES and math.prod(kernel) > n_out
+
+
+def _conv_by_patches(data, weight, kernel, stride, dilate, pad, groups, layout):
+    """Convolution as ``sum(patch * weight)`` at each output position (see _few_outputs)."""
+    last = channel_last(layout)
+    nd = len(kernel)
+    axes = spatial_axes(data.ndim, layout)
+    widths = [(0, 0)] * data.ndim
+    for a, p in zip(axes, pad):
+        widths[a] = (p, p)
+    x = jnp.pad(data, widths) if any(pad) else data
+    w = weight.astype(data.dtype)
+    o = w.shape[0]
+    if last:  # weight (O, *K, C/g) -> (g, O/g, C/g, *K)
+        w = jnp.moveaxis(w, -1, 1)
+    w = w.reshape(groups, o // groups, *w.shape[1:])
+    out_spatial = [
+        (x.shape[a] - d * (k - 1) - 1) // s + 1 for a, k, s, d in zip(axes, kernel, stride, dilate)
+    ]
+    letters = "hijk"[:nd]
+    outs = []
+    for pos in itertools.product(*(range(n) for n in out_spatial)):
+        index = [slice(None)] * x.ndim
+        for a, i, k, s, d in zip(axes, pos, kernel, stride, dilate):
+            index[a] = slice(i * s, i * s + d * (k - 1) + 1, d)
+        patch = x[tuple(index)]
+        if last:  # (N, *K, C) -> (N, C, *K)
+            patch = jnp.moveaxis(patch, -1, 1)
+        patch = patch.reshape(patch.shape[0], groups, -1, *kernel)
+        outs.append(jnp.einsum(f"ngc{letters},goc{letters}->ngo", patch, w))
+    out = jnp.stack(outs, axis=-1).reshape(x.shape[0], o, *out_spatial)
+    return jnp.moveaxis(out, 1, -1) if last else out
 
 
 def deconv_geometry(in_spatial, kernel, stride, dilate, pad, adj, target_shape):

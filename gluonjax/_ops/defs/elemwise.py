@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy import special as jsp
 
+from ..precise import expm1 as _expm1
 from ..registry import Attr, register
 from . import _subgrad
 
@@ -39,7 +40,7 @@ UNARY = {
     "sigmoid": jax.nn.sigmoid,
     "tanh": jnp.tanh,
     "exp": jnp.exp,
-    "expm1": jnp.expm1,
+    "expm1": _expm1,
     "log": jnp.log,
     "log1p": jnp.log1p,
     "log2": jnp.log2,

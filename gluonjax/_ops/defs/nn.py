@@ -7,6 +7,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from ..precise import expm1
 from ..registry import Attr, register
 from . import _subgrad
 
@@ -118,14 +119,15 @@ def leaky_relu(data, gamma=None, *, act_type, slope, lower_bound, upper_bound):
         mean = jnp.asarray((lower_bound + upper_bound) / 2, data.dtype)
         return jnp.where(data > 0, data, data * mean), jnp.full_like(data, mean)
     # the exponential branch is evaluated on where(x > 0, 0, x): finite everywhere, and
-    # its derivative at x = 0 is the left one (slope; lambda * alpha), as in MXNet
+    # its derivative at x = 0 is the left one (slope; lambda * alpha), as in MXNet.
+    # MXNet's float32 formulas and evaluation order (mshadow_op.h): elu = slope * expm1(x),
+    # selu = LAMBDA * (ALPHA * expm1(x)), gelu = (0.5 * x) * (1 + erf(x / SQRT_2))
     neg = jnp.where(data > 0, jnp.zeros((), data.dtype), data)
     if act_type == "elu":
-        return jnp.where(data > 0, data, slope * jnp.expm1(neg))
+        return jnp.where(data > 0, data, slope * expm1(neg))
     if act_type == "selu":
         alpha, lam = 1.6732632423543772, 1.0507009873554805
-        return lam * jnp.where(data > 0, data, alpha * jnp.expm1(neg))
-    # gelu (erf form, as MXNet)
+        return lam * jnp.where(data > 0, data, alpha * expm1(neg))
     return 0.5 * data * (1 + jax.scipy.special.erf(data / math.sqrt(2.0)))
 
 

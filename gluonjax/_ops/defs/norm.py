@@ -79,6 +79,7 @@ def batch_norm(
     min_calib_range,
     max_calib_range,
     _train=False,
+    _sync=None,
 ):
     """Batch normalization over every axis but ``axis``.
 
@@ -99,6 +100,8 @@ def batch_norm(
     mm, mv = jax.lax.stop_gradient(moving_mean), jax.lax.stop_gradient(moving_var)
     if _train and not use_global_stats:
         mean, var = _mean_var(data, tuple(i for i in range(data.ndim) if i != ax))
+        if _sync is not None:  # SyncBatchNorm: statistics over every device's batch
+            mean, var = _sync(mean, var)
         sm, sv = jax.lax.stop_gradient(mean), jax.lax.stop_gradient(var)
         new_aux = (
             (mm * momentum + sm.astype(mm.dtype) * (1 - momentum)).astype(mm.dtype),

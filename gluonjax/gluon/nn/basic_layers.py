@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ...base import MXNetError
 from ..block import Block
 from ..hybrid import HybridBlock
@@ -23,8 +25,8 @@ class _SequentialMixin:
         """Append blocks; they run in order."""
         for block in blocks:
             self.register_child(block)
-        if hasattr(self, "_cached"):
-            self._cached = None
+        if hasattr(self, "_clear_cached"):  # a hybridized stack recompiles with the new layers
+            self._clear_cached()
 
     def __getitem__(self, key):
         layers = list(self._children.values())[key]
@@ -58,6 +60,17 @@ class Sequential(_SequentialMixin, Block):
             if isinstance(x, (tuple, list)):
                 x, args = x[0], tuple(x[1:])
         return x if not args else (x, *args)
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the HybridBlock children (warns when all of them are: use
+        HybridSequential then, which compiles the whole stack as one)."""
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
+            warnings.warn(
+                f"All children of this Sequential layer '{self.prefix}' are HybridBlocks. "
+                f"Consider using HybridSequential for the best performance.",
+                stacklevel=2,
+            )
+        super().hybridize(active, **kwargs)
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..hybrid import HybridBlock
 
-__all__ = ["BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm"]
+__all__ = ["BatchNorm", "BatchNormReLU", "LayerNorm", "InstanceNorm", "GroupNorm"]
 
 
 class _Norm(HybridBlock):
@@ -106,6 +106,26 @@ class BatchNorm(_Norm):
             f"{type(self).__name__}(axis={k['axis']}, eps={k['eps']}, momentum={k['momentum']}, "
             f"fix_gamma={k['fix_gamma']}, use_global_stats={k['use_global_stats']}, "
             f"in_channels={ch})"
+        )
+
+
+class BatchNormReLU(BatchNorm):
+    """BatchNorm followed by ReLU, as one op (``_contrib_BatchNormWithReLU``).
+
+    Parameters are those of :class:`BatchNorm`; the running statistics are the
+    BatchNorm's (before the ReLU).
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> bn = mx.gluon.nn.BatchNormReLU(in_channels=2); bn.initialize()
+    >>> bn(mx.nd.array([[-1.0, 2.0]])).asnumpy().tolist()
+    [[0.0, 1.9999899864196777]]
+    """
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.contrib.BatchNormWithReLU(
+            x, gamma, beta, running_mean, running_var, name="fwd", **self._kwargs
         )
 
 

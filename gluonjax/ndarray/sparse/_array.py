@@ -169,6 +169,9 @@ class BaseSparseNDArray(NDArray):
     def __reduce__(self):
         return _rebuild, (type(self), np.asarray(self._data), self._pattern())
 
+    def __reduce_ex__(self, protocol):  # NDArray's (MXNet's dense state) would drop the pattern
+        return self.__reduce__()
+
     def __deepcopy__(self, memo):
         return self.copy()  # the jax value is immutable: the copy may share it
 

@@ -1,0 +1,127 @@
+"""Contrib batch normalizations: ``_contrib_SyncBatchNorm`` and ``_contrib_BatchNormWithReLU``.
+
+Both are :func:`norm.batch_norm` with a twist: SyncBatchNorm takes its batch
+statistics over every device's part of the batch, BatchNormWithReLU applies a ReLU
+to the normalized output (MXNet fuses the two for oneDNN).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..registry import Attr, register
+from .norm import _bn_infer, batch_norm
+
+_BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
+_BN_AUX = ("moving_mean", "moving_var")
+
+
+def cross_device_mean_var(mean, var, ndev, key):
+    """The batch statistics of a SyncBatchNorm across its ``ndev`` devices.
+
+    Scale-out hook: a SyncBatchNorm layer whose batch is split over ``ndev``
+    devices must normalize with the mean (and variance about that mean) of the
+    whole batch; ``key`` names the layer, the same on every device. Today a
+    model runs on one device (``ndev`` is 1, or its copies run one by one), so
+    the local statistics are returned unchanged and SyncBatchNorm equals
+    BatchNorm. Multi-device execution will replace this function with a
+    ``jax.lax.pmean`` of ``mean`` and ``var + mean**2`` over the device axis.
+    """
+    return mean, var
+
+
+def _bn_attrs(with_axis):
+    attrs = {
+        "eps": Attr("float", 1e-3),
+        "momentum": Attr("float", 0.9),
+        "fix_gamma": Attr("bool", True),
+        "use_global_stats": Attr("bool", False),
+        "output_mean_var": Attr("bool", False),
+    }
+    if with_axis:
+        attrs.update(
+            axis=Attr("int", 1),
+            cudnn_off=Attr("bool", False),
+            min_calib_range=Attr("float?", None),
+            max_calib_range=Attr("float?", None),
+        )
+    return attrs
+
+
+@register(
+    "_contrib_SyncBatchNorm",
+    inputs=_BN_INPUTS,
+    aux=_BN_AUX,
+    attrs={**_bn_attrs(False), "ndev": Attr("int", 1), "key": Attr("str")},
+    mode=True,
+    num_outputs=3,
+    visible_outputs=lambda a: 3 if a["output_mean_var"] else 1,
+    output_names=("output", "mean", "var"),
+    infer_args=lambda a, s: _bn_infer({"axis": 1}, s),
+)
+def sync_batch_norm(
+    data,
+    gamma,
+    beta,
+    moving_mean,
+    moving_var,
+    *,
+    eps,
+    momentum,
+    fix_gamma,
+    use_global_stats,
+    output_mean_var,
+    ndev,
+    key,
+    _train=False,
+):
+    """Batch normalization over axis 1 with statistics shared by ``ndev`` devices.
+
+    On one device it is ``BatchNorm(axis=1)``; see :func:`cross_device_mean_var`
+    for the multi-device statistics. ``key`` identifies the layer across devices.
+    """
+    if ndev < 1:
+        raise ValueError(f"ndev must be at least 1, got {ndev}")
+    sync = None
+    if ndev > 1:
+
+        def sync(mean, var):
+            return cross_device_mean_var(mean, var, ndev, key)
+
+    return batch_norm(
+        data,
+        gamma,
+        beta,
+        moving_mean,
+        moving_var,
+        eps=eps,
+        momentum=momentum,
+        fix_gamma=fix_gamma,
+        use_global_stats=use_global_stats,
+        output_mean_var=output_mean_var,
+        axis=1,
+        cudnn_off=False,
+        min_calib_range=None,
+        max_calib_range=None,
+        _train=_train,
+        **({"_sync": sync} if sync is not None else {}),
+    )
+
+
+@register(
+    "_contrib_BatchNormWithReLU",
+    inputs=_BN_INPUTS,
+    aux=_BN_AUX,
+    attrs=_bn_attrs(True),
+    mode=True,
+    num_outputs=3,
+    visible_outputs=lambda a: 3 if a["output_mean_var"] else 1,
+    output_names=("output", "mean", "var"),
+    infer_args=_bn_infer,
+)
+def batch_norm_relu(data, gamma, beta, moving_mean, moving_var, *, _train=False, **attrs):
+    """``relu(BatchNorm(...))``: the same attributes, statistics and updates as BatchNorm."""
+    (out, mean, inv), new_aux = batch_norm(
+        data, gamma, beta, moving_mean, moving_var, _train=_train, **attrs
+    )
+    return (jnp.where(out > 0, out, 0), mean, inv), new_aux  # gradient 0 at 0, as MXNet
