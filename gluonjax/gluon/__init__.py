@@ -1,8 +1,10 @@
 """``gluonjax.gluon``: Blocks, Parameters, layers (``nn``)."""
 
 from . import (  # noqa: F401
+    contrib,
     loss,  # noqa: F401
     nn,
+    rnn,
     utils,
 )
 from .block import Block
@@ -19,6 +21,8 @@ __all__ = [
     "Constant",
     "ParameterDict",
     "nn",
+    "rnn",
+    "contrib",
     "utils",
     "Trainer",
     "DeferredInitializationError",

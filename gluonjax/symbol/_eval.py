@@ -15,7 +15,8 @@ import jax
 from .. import autograd as _ag
 from .. import random as _random
 from ..base import MXNetError
-from ._node import topo
+from ._infer import created_shape, resolve_created
+from ._node import Node, topo
 
 
 class GraphFunction:
@@ -39,9 +40,39 @@ class GraphFunction:
                 if nm in node.op.aux and src.op is None
             )
             self._plan.append((node, names, aux_slots))
+        # input-less nodes with unknown (0) shape dims, e.g. an RNN cell's
+        # ``zeros((0, H))`` begin state: their shapes come from inference on each call's
+        # input shapes (as MXNet's bind does)
+        self._unknown = any(
+            created_shape(n, {}, 0) is not None for n in self.nodes if n.op is not None
+        )
+        self._resolved = {}
+
+    def _resolve(self, args, aux):
+        shapes = {k: tuple(v.shape) for k, v in {**aux, **args}.items()}
+        key = tuple(sorted(shapes.items()))
+        found = self._resolved.get(key)
+        if found is None:
+            keys = resolve_created(self.symbol, shapes)
+            found = {}
+            for node in self.nodes:
+                if id(node) in keys:
+                    found[id(node)] = Node(
+                        node.op,
+                        node.name,
+                        node.attrs,
+                        node.inputs,
+                        keys[id(node)],
+                        node.dyn,
+                        node.extra,
+                    )
+            if len(self._resolved) < 64:
+                self._resolved[key] = found
+        return found
 
     def __call__(self, args, aux, seed_key=None, counter=None, training=False):
         env, new_aux = {}, {}
+        resolved = self._resolve(args, aux) if self._unknown else {}
         scope = _random.traced_key(seed_key, counter) if seed_key is not None else _NoScope()
         with scope, _ag._Scope(None, training):
             for node, _names, aux_slots in self._plan:
@@ -60,7 +91,7 @@ class GraphFunction:
                         )
                     continue
                 ins = [env[(id(src), idx)] for src, idx in node.inputs]
-                outs, updated = run_node(node, ins)
+                outs, updated = run_node(resolved.get(id(node), node), ins)
                 for (_k, aux_name), value in zip(aux_slots, updated or ()):
                     new_aux[aux_name] = value
                 for i, o in enumerate(outs):

@@ -50,13 +50,13 @@ def _by_position(sym, args, kwargs):
     return given
 
 
-def _spec(op, node, in_shapes, in_dtypes):
+def _spec(op, node, in_shapes, in_dtypes, static_key=None):
     vals = [jax.ShapeDtypeStruct(s, d) for s, d in zip(in_shapes, in_dtypes)]
     if op.random:
         vals[0:0] = [jax.ShapeDtypeStruct((2,), np.uint32), jax.ShapeDtypeStruct((), np.uint32)]
     vals.extend(node.dyn)
     try:
-        res = jax.eval_shape(op.bound(node.static_key), *vals)
+        res = jax.eval_shape(op.bound(node.static_key if static_key is None else static_key), *vals)
     except MXNetError as err:
         raise MXNetError(f"shape inference failed at node '{node.name}': {err}") from None
     except Exception as err:  # noqa: BLE001
@@ -135,9 +135,97 @@ def _in_dtype(op, attrs, name, ref):
     return ref
 
 
-def _walk(sym, given_shapes, given_dtypes):
-    """{id(node): [ShapeDtypeStruct or _Unknown per output]} and var shapes/dtypes."""
+# Unknown (0) dimensions in the ``shape`` of an input-less node (``sym.zeros((0, H))``,
+# the begin state of a recurrent cell) are given distinct stand-in sizes that flow
+# forward through the ops; where such a size meets a real one in an op whose inputs
+# must agree (``elemwise_add``...), the real size is bound to it and the walk restarts.
+_STANDIN = 1 << 24
+
+
+def _is_standin(d):
+    return d >= _STANDIN
+
+
+def created_shape(node, bind, index):
+    """``(static_key, shape)`` of an input-less node with unknown dims (the ``index``-th
+    such node of the graph), with bound or stand-in sizes; None for other nodes."""
+    op = node.op
+    if op is None or node.inputs or "shape" not in op.static_names:
+        return None
+    attrs = node.attr_dict()
+    shape = attrs.get("shape")
+    if not isinstance(shape, tuple) or all(d > 0 for d in shape):
+        return None
+    shape = tuple(
+        d if d > 0 else bind.get((id(node), k), _STANDIN + 64 * index + k)
+        for k, d in enumerate(shape)
+    )
+    attrs["shape"] = shape
+    return tuple(attrs[k] for k in op.static_names), shape
+
+
+def _unify(shapes, bind, standins, broadcast):
+    """Bind stand-in dims that meet real dims in ``shapes`` (inputs that must agree)."""
+    new = False
+    for a in shapes:
+        for b in shapes:
+            if a is None or b is None or len(a) != len(b):
+                continue
+            for x, y in zip(a, b):
+                if _is_standin(x) and not _is_standin(y) and x in standins:
+                    if broadcast and y == 1:
+                        continue
+                    key = standins[x]
+                    if key not in bind:
+                        bind[key] = y
+                        new = True
+    return new
+
+
+def _walk(sym, given_shapes, given_dtypes, bind=None):
+    """{id(node): [ShapeDtypeStruct or _Unknown per output]} and var shapes/dtypes.
+
+    ``bind`` (filled in) maps ``(id(node), dim)`` of input-less nodes' unknown dims to
+    the sizes inference found for them.
+    """
+    bind = {} if bind is None else bind
+    for _ in range(64):
+        try:
+            info, var_shape, var_dtype = _walk_once(sym, given_shapes, given_dtypes, bind)
+        except _Restart:
+            continue
+        stand = lambda sh: sh is not None and any(_is_standin(d) for d in sh)  # noqa: E731
+        for node_id, outs in info.items():
+            info[node_id] = [_Unknown(o.dtype, None) if stand(o.shape) else o for o in outs]
+        var_shape = {k: None if stand(v) else v for k, v in var_shape.items()}
+        return info, var_shape, var_dtype
+    raise MXNetError("shape inference did not settle the unknown (0) dimensions")
+
+
+def resolve_created(sym, given_shapes):
+    """``{id(node): static_key}`` for input-less nodes whose unknown (0) shape dims
+    inference decides from ``given_shapes`` (how a bound graph runs ``zeros((0, H))``)."""
+    bind = {}
+    _walk(sym, given_shapes, {}, bind)
+    out, index = {}, 0
+    for node in topo(sym._outputs):
+        created = created_shape(node, bind, index) if node.op is not None else None
+        if created is None:
+            continue
+        index += 1
+        if not any(_is_standin(d) for d in created[1]):
+            out[id(node)] = created[0]
+    return out
+
+
+class _Restart(Exception):
+    """A stand-in dimension got bound: walk the graph again."""
+
+
+def _walk_once(sym, given_shapes, given_dtypes, bind):
     info = {}
+    standins = {}
+    n_created = 0
     var_shape, var_dtype = {}, {}
     for node in topo(sym._outputs):
         if node.op is None:
@@ -181,9 +269,29 @@ def _walk(sym, given_shapes, given_dtypes):
             if dtypes[k] is None and src.op is None:
                 dtypes[k] = var_dtype[id(src)] = _in_dtype(op, attrs, n, ref)
         typed = all(d is not None for d in dtypes)
+        created = created_shape(node, bind, n_created)
+        if created is not None:
+            n_created += 1
+            for k, d in enumerate(created[1]):
+                if _is_standin(d):
+                    standins[d] = (id(node), k)
         if all(_known(s) for s in shapes):
             f32 = np.dtype(np.float32)
-            res = _spec(op, node, shapes, [f32 if d is None else d for d in dtypes])
+            broadcast = op.name.startswith("broadcast_")
+            if (op.name in _SAME_SHAPE or broadcast) and _unify(shapes, bind, standins, broadcast):
+                raise _Restart()
+            try:
+                res = _spec(
+                    op,
+                    node,
+                    shapes,
+                    [f32 if d is None else d for d in dtypes],
+                    None if created is None else created[0],
+                )
+            except MXNetError:
+                if _unify(shapes, bind, standins, False):
+                    raise _Restart() from None
+                raise
             if not typed:
                 dt = _rule_dtype(op, node, attrs, ref)
                 res = [_Unknown(dt, r.shape) for r in res]

@@ -13,6 +13,7 @@ from . import (  # noqa: F401  # noqa: F401,E402
     random_ops,
     reduce,
     reduce_sort,
+    rnn,
     shape,
     shape_create,
     shape_dot,
