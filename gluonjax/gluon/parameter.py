@@ -319,7 +319,10 @@ class Parameter:
                 dtype=self.dtype,
                 lr_mult=self.lr_mult,
                 wd_mult=self.wd_mult,
-                init=self.init if isinstance(self.init, str) else None,
+                # an Initializer object travels as its JSON (MXNet's __init__ attribute)
+                init=self.init
+                if isinstance(self.init, str) or hasattr(self.init, "dumps")
+                else None,
             )
         return self._var
 

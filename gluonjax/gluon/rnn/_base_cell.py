@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 
-from ... import ndarray
+from ... import _trace, ndarray
 from ...base import MXNetError
 from ...ndarray.ndarray import NDArray
 from ...symbol.symbol import Symbol
@@ -26,7 +26,7 @@ from ..nn import LeakyReLU
 from ._scan import can_scan, scan_unroll
 from ._sequence import _format_sequence, _get_begin_state, _mask_sequence_variable_length
 
-__all__ = ["RecurrentCell", "HybridRecurrentCell", "ModifiedCellError"]
+__all__ = ["RecurrentCell", "HybridRecurrentCell", "ModifiedCellError", "current_trace_value"]
 
 
 class ModifiedCellError(MXNetError):
@@ -45,6 +45,15 @@ def _has_value(x):
     if isinstance(x, NDArray):
         return True
     return isinstance(x, Symbol) and x._value is not None
+
+
+def current_trace_value(value, scope):
+    """``value`` (state a cell kept from an earlier step) if it can be used now: a value
+    traced inside another trace (an earlier compile of a hybridized cell) reads as
+    None, as MXNet's cached graph of a hybridized cell only sees its first step's state."""
+    if isinstance(value, Symbol) and value._value is not None and scope is not _trace.current():
+        return None
+    return value
 
 
 class RecurrentCell(Block):
@@ -132,7 +141,7 @@ class RecurrentCell(Block):
                 self, length, inputs, begin_state, layout, merge_outputs, valid_length
             )
         inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, False)
-        states = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        states = _get_begin_state(self, F, begin_state, inputs, batch_size, layout)
         outputs, all_states = [], []
         for i in range(length):
             output, states = self(inputs[i], states)

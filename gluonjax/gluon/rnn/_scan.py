@@ -113,7 +113,7 @@ class _step_keys:
 def scan_unroll(cell, length, inputs, begin_state, layout, merge_outputs, valid_length):
     """``cell.unroll`` for traced symbols (see the module docstring)."""
     inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, True)
-    begin_state = _get_begin_state(cell, F, begin_state, inputs, batch_size)
+    begin_state = _get_begin_state(cell, F, begin_state, inputs, batch_size, layout)
     x = inputs if axis == 0 else F.swapaxes(inputs, dim1=0, dim2=axis)
     first = F.squeeze(F.slice_axis(x, axis=0, begin=0, end=1), axis=0)
     rest = F.slice_axis(x, axis=0, begin=1, end=None)

@@ -46,8 +46,13 @@ def _cells_begin_state(cells, **kwargs):
     return sum((c.begin_state(**kwargs) for c in cells), [])
 
 
-def _get_begin_state(cell, F, begin_state, inputs, batch_size):
-    """``begin_state`` if given, else the cell's zero states for ``batch_size``."""
+def _get_begin_state(cell, F, begin_state, inputs, batch_size, layout=None):
+    """``begin_state`` if given, else the cell's zero states for ``batch_size``.
+
+    Inside a trace the zeros take their batch size from ``inputs`` (a list of steps, or
+    one tensor in ``layout``) through ``broadcast_like``, so an exported graph keeps a
+    free batch size.
+    """
     if begin_state is not None:
         return begin_state
     if F is ndarray:
@@ -56,8 +61,13 @@ def _get_begin_state(cell, F, begin_state, inputs, batch_size):
             func=ndarray.zeros, batch_size=batch_size, ctx=first.context, dtype=first.dtype
         )
     if batch_size and traced(inputs):
-        first = inputs if isinstance(inputs, Symbol) else inputs[0]
-        return cell.begin_state(func=symbol.zeros, batch_size=batch_size, dtype=first.dtype)
+        tensor = isinstance(inputs, Symbol)
+        first = inputs if tensor else inputs[0]
+        axis = 0 if not tensor else (layout.find("N") if layout else -1)
+        if axis < 0:
+            return cell.begin_state(func=symbol.zeros, batch_size=batch_size, dtype=first.dtype)
+        zeros = cell.begin_state(func=symbol.zeros, batch_size=1, dtype=first.dtype)
+        return [symbol.broadcast_like(z, first, lhs_axes=(0,), rhs_axes=(axis,)) for z in zeros]
     return cell.begin_state(func=symbol.zeros, batch_size=batch_size)
 
 

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from numbers import Number
 
-from ... import symbol
+from ... import _trace, symbol
 from ...base import MXNetError
 from ...ndarray.ndarray import NDArray
 from ...symbol.symbol import Symbol
 from ..block import _indent
-from ._base_cell import HybridRecurrentCell, ModifiedCellError, RecurrentCell, _check_unmodified
+from ._base_cell import (
+    HybridRecurrentCell,
+    ModifiedCellError,
+    RecurrentCell,
+    _check_unmodified,
+    current_trace_value,
+)
 from ._scan import can_scan
 from ._sequence import (
     _cells_begin_state,
@@ -72,7 +78,7 @@ class _StackMixin:
     ):
         self.reset()
         inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
-        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size, layout)
         inner_merge = True if traced(inputs) else None  # traced: no per-step split between layers
         cells = list(self._children.values())
         next_states, p = [], 0
@@ -231,6 +237,7 @@ class ZoneoutCell(ModifierCell):
         self.zoneout_outputs = zoneout_outputs
         self.zoneout_states = zoneout_states
         self._prev_output = None
+        self._prev_scope = None
 
     def __repr__(self):
         return (
@@ -244,6 +251,7 @@ class ZoneoutCell(ModifierCell):
     def reset(self):
         super().reset()
         self._prev_output = None
+        self._prev_scope = None
 
     def hybrid_forward(self, F, inputs, states):
         p_out, p_st = self.zoneout_outputs, self.zoneout_states
@@ -252,7 +260,7 @@ class ZoneoutCell(ModifierCell):
         def mask(p, like):
             return F.Dropout(F.ones_like(like), p=p)
 
-        prev = self._prev_output
+        prev = current_trace_value(self._prev_output, self._prev_scope)
         if prev is None:
             prev = F.zeros_like(next_output)
         output = F.where(mask(p_out, next_output), next_output, prev) if p_out else next_output
@@ -260,7 +268,7 @@ class ZoneoutCell(ModifierCell):
             states = [F.where(mask(p_st, n), n, o) for n, o in zip(next_states, states)]
         else:
             states = next_states
-        self._prev_output = output
+        self._prev_output, self._prev_scope = output, _trace.current()
         return output, states
 
 
@@ -339,7 +347,7 @@ class BidirectionalCell(HybridRecurrentCell):
             )
         inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, False)
         reversed_inputs = list(_reverse_sequences(inputs, length, valid_length))
-        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size, layout)
         l_cell, r_cell = self._children.values()
         n_l = len(l_cell.state_info(batch_size))
         l_outputs, l_states = l_cell.unroll(
@@ -380,7 +388,7 @@ class BidirectionalCell(HybridRecurrentCell):
     def _traced_unroll(self, length, inputs, begin_state, layout, merge_outputs, valid_length):
         """Inside a trace: both directions on merged time-major tensors (no per-step ops)."""
         inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, True)
-        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size, layout)
         x = inputs if axis == 0 else F.swapaxes(inputs, dim1=0, dim2=axis)
         l_cell, r_cell = self._children.values()
         n_l = len(l_cell.state_info(batch_size))

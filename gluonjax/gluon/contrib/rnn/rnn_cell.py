@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from .... import _trace
 from ....base import MXNetError
 from ....ndarray.ndarray import NDArray
 from ....symbol.symbol import Symbol
 from ...rnn import HybridRecurrentCell, ModifierCell
+from ...rnn._base_cell import current_trace_value
 from ...rnn._sequence import _format_sequence, _get_begin_state, _mask_sequence_variable_length
 from ...rnn._wrappers import _has_bidirectional
 
@@ -36,6 +38,7 @@ class VariationalDropoutCell(ModifierCell):
         self.drop_inputs = drop_inputs
         self.drop_states = drop_states
         self.drop_outputs = drop_outputs
+        self._mask_scope = None
         self.drop_inputs_mask = None
         self.drop_states_mask = None
         self.drop_outputs_mask = None
@@ -50,6 +53,10 @@ class VariationalDropoutCell(ModifierCell):
         self.drop_outputs_mask = None
 
     def _initialize_input_masks(self, F, inputs, states):
+        for name in ("drop_inputs_mask", "drop_states_mask", "drop_outputs_mask"):
+            value = current_trace_value(getattr(self, name), self._mask_scope)
+            object.__setattr__(self, name, value)
+        self._mask_scope = _trace.current()
         if self.drop_states and self.drop_states_mask is None:
             self.drop_states_mask = F.Dropout(F.ones_like(states[0]), p=self.drop_states)
         if self.drop_inputs and self.drop_inputs_mask is None:
@@ -86,7 +93,7 @@ class VariationalDropoutCell(ModifierCell):
             )
         self.reset()
         inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, True)
-        states = _get_begin_state(self, F, begin_state, inputs, batch_size)
+        states = _get_begin_state(self, F, begin_state, inputs, batch_size, layout)
         if self.drop_inputs:
             inputs = F.Dropout(inputs, p=self.drop_inputs, axes=(axis,))
         outputs, states = self.base_cell.unroll(
