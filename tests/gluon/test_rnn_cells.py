@@ -266,3 +266,17 @@ print(list(net(mx.nd.array(np.load({str(tmp_path / "x.npy")!r})))[0].asnumpy().r
 """
     got = np.array(eval(run_mxnet(script).strip().splitlines()[-1]), np.float32)  # noqa: S307
     np.testing.assert_allclose(got.reshape(y.shape), y, rtol=1e-5, atol=1e-6)
+
+
+def test_hybridized_foreach_steps_draw_fresh_dropout_masks():
+    class Net(gluon.HybridBlock):
+        def hybrid_forward(self, F, x, s):
+            out, _ = F.contrib.foreach(lambda xt, st: (F.Dropout(xt, p=0.5), st), x, [s])
+            return out
+
+    net = Net()
+    net.hybridize()
+    with autograd.train_mode():
+        out = net(nd.ones((6, 64)), nd.zeros((1,))).asnumpy()
+    kept = out != 0
+    assert 0.3 < kept.mean() < 0.7 and len({row.tobytes() for row in kept}) == 6

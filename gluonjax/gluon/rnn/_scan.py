@@ -21,12 +21,10 @@ scan into the steps' nodes.
 
 from __future__ import annotations
 
-import itertools
-
 import jax
 import jax.numpy as jnp
 
-from ... import random as _random
+from ..._control_flow import step_keys
 from ...symbol.symbol import Symbol, var
 from ._sequence import _format_sequence, _get_begin_state, traced
 
@@ -54,62 +52,6 @@ def _step_slots(cell):
     return out
 
 
-class _StepKeys:
-    """Installed as the traced random state inside a scan body: random ops draw
-    ``fold_in(fold_in(outer key, reserved draw), step)``; the outer draw is
-    reserved only if the body uses randomness."""
-
-    def __init__(self, outer, step):
-        self.outer, self.step = outer, step
-        self.counter = itertools.count()
-        self._key = None
-        self._used = False
-
-    @property
-    def used(self):
-        return self._used
-
-    @used.setter
-    def used(self, value):
-        self._used = value
-        if value and self.outer is not None:
-            self.outer[2].used = True
-
-    def _base(self):
-        local = _random._local
-        mine = local.traced
-        local.traced = self.outer
-        try:
-            key, counter = _random.key_and_counter()
-        finally:
-            local.traced = mine
-        return jax.random.fold_in(key, counter)
-
-    def __getitem__(self, i):
-        if i == 0:
-            if self._key is None:
-                if self.outer is not None and self.outer[0] is None:
-                    return None  # a keyless trace: key_and_counter raises NeedsKey
-                self._key = jax.random.fold_in(self._base(), self.step)
-            return self._key
-        if i == 1:
-            return self.counter
-        return self
-
-
-class _step_keys:
-    def __init__(self, step):
-        self.step = step
-
-    def __enter__(self):
-        local = _random._local
-        self.old = getattr(local, "traced", None)
-        local.traced = _StepKeys(self.old, self.step)
-
-    def __exit__(self, *exc):
-        _random._local.traced = self.old
-
-
 def scan_unroll(cell, length, inputs, begin_state, layout, merge_outputs, valid_length):
     """``cell.unroll`` for traced symbols (see the module docstring)."""
     inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, True)
@@ -125,7 +67,7 @@ def scan_unroll(cell, length, inputs, begin_state, layout, merge_outputs, valid_
 
     def body(carry, x_t):
         st, extras, t = carry
-        with _step_keys(t):
+        with step_keys(t):
             for (c, n), v in zip(slots, extras):
                 object.__setattr__(c, n, _wrap(v))
             out, new = cell(_wrap(x_t), [_wrap(s) for s in st])
