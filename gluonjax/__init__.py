@@ -37,6 +37,7 @@ from . import initializer as init  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import symbol as sym  # noqa: E402
+from ._caches import clear_caches  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from .base import MXNetError  # noqa: E402
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402
@@ -74,4 +75,5 @@ __all__ = [
     "mod",
     "viz",
     "contrib",
+    "clear_caches",
 ]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gluonjax import _lazy
+from gluonjax import autograd
 
 
 @pytest.fixture
@@ -10,10 +10,10 @@ def eager_tape():
     """Run the body with deferral switched off (the reference behaviour)."""
 
     def run(fn):
-        _lazy.ENABLED[0] = False
+        old = autograd.set_deferral(False)
         try:
             return fn()
         finally:
-            _lazy.ENABLED[0] = True
+            autograd.set_deferral(old)
 
     return run

@@ -97,7 +97,7 @@ def test_higher_order_grad():
     x.attach_grad()
     with autograd.record():
         y = nd.sin(x) * x
-        dy = autograd.grad(y, x, create_graph=True)
+        dy = autograd.grad(y, x, create_graph=True)[0]
         s = dy.sum()
     s.backward()
     np.testing.assert_allclose(dy.asnumpy(), np.cos(xv) * xv + np.sin(xv), rtol=1e-5)
@@ -112,7 +112,7 @@ def test_higher_order_through_hybridized_block():
     x.attach_grad()
     with autograd.record():
         out = (net(x) ** 3).sum()  # (2a + 2b)^3
-        g = autograd.grad(out, x, create_graph=True)
+        g = autograd.grad(out, x, create_graph=True)[0]
         gs = g.sum()
     gs.backward()
     s = 2.0 * 1 + 2.0 * 3

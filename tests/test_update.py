@@ -1,4 +1,4 @@
-"""The compiled optimizer update (gluonjax._update) and Trainer.compile_step's arguments."""
+"""The compiled optimizer update (``optimizer._fused_update``) and compile_step's arguments."""
 
 import functools
 
@@ -9,9 +9,11 @@ import pytest
 
 import gluonjax as mx
 import gluonjax.random as _random
-from gluonjax import _lazy, _update, autograd, gluon, nd
+from gluonjax import autograd, gluon, nd
+from gluonjax.autograd import _deferred as _lazy
 from gluonjax.base import MXNetError
 from gluonjax.gluon import nn
+from gluonjax.optimizer import _fused_update as _update
 
 NAMES = [
     "sgd", "nag", "signum", "adam", "adamw", "adamax", "nadam", "lamb", "ftml",

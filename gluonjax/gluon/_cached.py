@@ -17,15 +17,17 @@ import itertools
 import jax
 import numpy as np
 
-from .. import _fused_tape, _lazy, _tape, _trace
-from .. import autograd as _ag
 from .. import random as _random
+from ..autograd import _deferred, _plan
+from ..autograd._node import Kind, entry, needs_grad, vjp_node
+from ..autograd._state import DEFER, TraceScope, _Scope
+from ..autograd._state import _local as _st
 from ..base import HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _fast
 
 _APPLY: dict = {}
-_IDS = itertools.count(1)  # ids of parameter masks and signatures (see Node.sk)
+_IDS = itertools.count(1)  # ids of parameter masks and call signatures (never reused)
 _NO_TAPE = object()  # CachedGraph._recorded: nothing needs a gradient, run untaped
 _LEAF = jax.tree_util.tree_structure(0)
 
@@ -85,9 +87,9 @@ class CachedGraph:
     def _pure(self, param_values, inputs, seed_key, counter, training):
         block = self.block
         with (
-            _trace.TraceScope(self.params, param_values) as scope,
+            TraceScope(self.params, [NDArray(v) for v in param_values]) as scope,
             _random.traced_key(seed_key, counter) as rnd,
-            _ag._Scope(False, training),
+            _Scope(False, training),
         ):
             args = [None if v is None else NDArray(v) for v in inputs]
             try:
@@ -108,7 +110,7 @@ class CachedGraph:
     def __call__(self, args):
         # read flags and arrays, one compiled call, wrap the result (one NDArray input
         # outside record() takes the shorter self.fast)
-        st = _ag._st
+        st = _st
         if st.recording:
             out = self._recorded(args, st.training)
             if out is not _NO_TAPE:
@@ -134,7 +136,8 @@ class CachedGraph:
         return info
 
     def _recorded(self, args, training):
-        """The forward as a tape node: deferred (``_lazy``) once the signature ran.
+        """The forward as a tape node: deferred (``autograd._deferred``) once the
+        signature ran, with deferral on; else run at once with its VJP.
 
         Returns ``_NO_TAPE`` when neither a parameter nor an input needs a gradient.
         """
@@ -143,33 +146,26 @@ class CachedGraph:
         pmask, idx, every, nones, pid = self._pinfo.get(reqs) or self._param_info(reqs)
         pvals = [d._data for d in datas]
         if every:  # all parameters are VJP arguments (the usual training case)
-            parents, given, pconst = list(datas), pvals, nones
+            arrays, given, pconst = list(datas), list(pvals), nones
         else:
-            parents = [datas[i] for i in idx]
-            given = [pvals[i] for i in idx]  # parents' values as of now
+            arrays = [datas[i] for i in idx]
+            given = [pvals[i] for i in idx]  # the inputs' values as of now
             pconst = [None if m else v for v, m in zip(pvals, pmask)]
         needs = bool(idx)
-        imask, raw, sig, kids = [], [], [], []
+        imask, raw, sig = [], [], []
         for a in args:
             if isinstance(a, NDArray):
-                pending = type(a) is _lazy.Pending
+                pending = type(a) is _deferred.Pending
                 v = None if pending else a._data
-                av = a.__dict__["_aval"] if pending else _lazy.aval(v)
+                av = a.__dict__["_aval"] if pending else _deferred.aval(v)
                 m = False
-                if a._node is not None or a._grad_req not in (None, "null"):
+                if needs_grad(a):
                     needs = True
-                    # travels as a VJP argument (a Pending one is produced later)
-                    m = _fused_tape.inexact(av.dtype)
+                    m = _plan.inexact(av.dtype)  # a VJP argument (a Pending one: made later)
                 if m:
-                    parents.append(a)
+                    arrays.append(a)
                     given.append(v)
                     raw.append(None)
-                    # the output of a deferred node: the structure is known (Node.sk)
-                    an = a._node
-                    if kids is not None and pending and an and an[0].lazy is not None:
-                        kids.append(an)
-                    else:
-                        kids = None
                 else:
                     raw.append(a._data if pending else v)
                 sig.append(av)
@@ -192,35 +188,33 @@ class CachedGraph:
         # only what is not a VJP argument: fewer buffers for the compiled calls to take
         consts = (pconst, raw, key, counter)
         fn = self.lazy_fns.get(fkey) or self._lazy_fn(fkey)
-        replay = functools.partial(fn, consts)
-        if known is not None and _lazy.ENABLED[0]:
+        inputs = tuple([entry(a) for a in arrays])
+        if known is not None and DEFER[0]:
             if self.uses_random:
                 _random.advance()
-            treedef, avals, akey, sid = known
-            lazy = (fn, consts, (self._forward_vjp, fkey), given)
-            # the signature's id (never reused) also names this graph and its parameter mask
-            sk = None if kids is None else sid
-            node = _tape.deferred_node(
-                tuple(parents), self.block.name, replay, lazy, avals, akey, sk, kids
+            treedef, avals, sid = known
+            run = functools.partial(self._forward_vjp, fkey)
+            outs = _deferred.record_deferred(
+                self.block.name, inputs, avals, fn, consts, tuple(given), sid, run
             )
-            outs = _lazy.outputs(node, avals)
+            outs[0]._node[0].origin = (self, idx, imask)  # for autograd.get_symbol
             return outs[0] if treedef is None else jax.tree_util.tree_unflatten(treedef, outs)
-        node = _tape.Node(None, tuple(parents), (), self.block.name, replay)
-        leaves, node.vjp, node.apply, treedef, updates = self._forward_vjp(
-            fkey, consts, [p._data for p in parents], full=True
-        )
+        vals = [a._data if v is None else v for a, v in zip(arrays, given)]
+        leaves, vjp_fn, apply, treedef, updates = self._forward_vjp(fkey, consts, vals, full=True)
         if self.uses_random:  # known once traced
             _random.advance()
         if updates:
             for i, v in updates.items():
                 self.datas[i]._data = v
-        else:  # no state to write back: later calls of this signature may be deferred
-            avals = tuple(_lazy.aval(v) for v in leaves)
+        avals = tuple(_deferred.aval(v) for v in leaves)
+        if not updates:  # no state to write back: later calls of this signature may be deferred
             single = treedef == _LEAF  # one array out: no unflatten needed
-            akey = _fused_tape.aval_key(avals)
-            self.lazy_sigs[sig] = (None if single else treedef, avals, akey, next(_IDS))
-        node.n_out, node.out_avals = len(leaves), tuple(leaves)
-        node.bwd = _tape._per_node_bwd(node)
+            self.lazy_sigs[sig] = (None if single else treedef, avals, next(_IDS))
+        node = vjp_node(
+            Kind.CACHED, self.block.name, inputs, avals, vjp_fn, apply,
+            functools.partial(fn, consts),
+        )  # fmt: skip
+        node.origin = (self, idx, imask)
         wrapped = [NDArray(v) for v in leaves]
         for i, w in enumerate(wrapped):
             w._node = (node, i)

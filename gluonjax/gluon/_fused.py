@@ -10,11 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _trace
-from .. import autograd as _ag
 from .. import random as _random
-from .._update import _inputs, probe_inputs, reads_counts
+from ..autograd._state import TraceScope, _Scope
 from ..ndarray.ndarray import NDArray
+from ..optimizer._fused_update import _inputs, probe_inputs, reads_counts
 from ._cached import _TRACER_ERRORS, _is_leaf, _raw, _tracer_message
 from ._param_array import write_values
 from .block import to_ndarray
@@ -63,9 +62,9 @@ class FusedStep:
             for k, i in enumerate(pos):
                 full[i] = tv[k]
             with (
-                _trace.TraceScope(self.all, full) as scope,
+                TraceScope(self.all, [NDArray(v) for v in full]) as scope,
                 _random.traced_key(seed_key, counter) as rnd,
-                _ag._Scope(False, True),
+                _Scope(False, True),
             ):
                 try:
                     out = self.net(NDArray(x))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 
-from .. import _trace
-from .. import autograd as _ag
+from ..autograd import _state
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from ..random import NeedsKey
@@ -18,7 +17,7 @@ from .parameter import Parameter
 
 __all__ = ["HybridBlock"]
 
-_STATE = _trace._local  # per-thread: trace scope, autograd flags, their call_mode
+_STATE = _state._local  # per-thread: trace scope, autograd flags, their call_mode
 _NO_ARG = object()  # HybridBlock.__call__ without positional arguments
 _AUTO_JIT = [True]  # summary() turns leaf-layer compilation off to see every layer
 
@@ -195,7 +194,7 @@ class HybridBlock(Block):
             except MXNetError:
                 pass
             if any(p._data is None and p._deferred is not None for p in self._all_params()):
-                with _ag.pause(train_mode=False):
+                with _state.pause(train_mode=False):
                     Block.__call__(self, *args)  # children infer from their own inputs
         finally:
             object.__setattr__(self, "_in_deferred_init", False)
@@ -239,7 +238,7 @@ class HybridBlock(Block):
         """Run ``hybrid_forward`` with ``F`` = nd (eager) or sym (traced / symbolic)."""
         if hasattr(x, "_outputs"):
             return self._symbol_forward(x, *args)
-        scope = _trace.current()
+        scope = _state.current()
         if scope is not None:
             return self._traced_symbol_forward(scope, x, *args)
         x = to_ndarray(x)
@@ -253,7 +252,7 @@ class HybridBlock(Block):
     def _symbol_forward(self, x, *args):
         sym = _sym()
         if x._value is not None:  # a traced symbol from a parent's hybrid_forward
-            scope = _trace.current()
+            scope = _state.current()
             return self._traced_symbol_forward(scope, x, *args)
         with self.name_scope():
             params = {k: p.var() for k, p in self._own().items()}

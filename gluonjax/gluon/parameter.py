@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _trace
 from .._ops.registry import dtype_of
+from ..autograd import _state as _trace
 from ..base import DeferredInitializationError, MXNetError, ShapeError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray

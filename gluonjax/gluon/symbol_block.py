@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from .. import _trace
 from .. import autograd as _ag
+from ..autograd import _state as _trace
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from .block import to_ndarray

@@ -12,10 +12,11 @@ import json
 import jax
 import numpy as np
 
-from .. import _lazy
 from .. import optimizer as opt
-from .._update import apply_update, backward_and_update
+from .._caches import LRU
+from ..autograd._deferred import Pending, pending_call
 from ..base import MXNetError
+from ..optimizer._fused_update import apply_update, backward_and_update
 from ._param_array import write_values
 from .parameter import Parameter
 from .parameter_dict import ParameterDict
@@ -88,7 +89,7 @@ class Trainer:
         self._kvstore = kvstore
         self._states = {}
         self._last_grad = {}
-        self._fns = {}
+        self._fns = LRU(64, "Trainer updates")  # compiled updates, by plan and indices
 
     # ------------------------------------------------------------ properties
     @property
@@ -117,7 +118,7 @@ class Trainer:
         self.step(batch_size, ignore_stale_grad)
 
     def _active(self, ignore_stale_grad):
-        active, last, pending = [], self._last_grad, _lazy.Pending
+        active, last = [], self._last_grad
         for i, p in enumerate(self._params):
             if p._grad_req == "null":
                 continue
@@ -127,8 +128,8 @@ class Trainer:
             g = d._grad
             if g is None:
                 stale = True
-            elif type(g) is pending:  # stale once a step used its backward
-                stale = last.get(i) is g.__dict__["_gsrc"][0]
+            elif type(g) is Pending:  # waits on a backward that has not run: fresh
+                stale = False
             else:
                 stale = g._data is last.get(i, p._grad_token)
             if stale:
@@ -146,19 +147,19 @@ class Trainer:
         return active
 
     def _pending(self):
-        """``(active, datas, call, pos)`` when every gradient is pending on one planned
-        backward that nothing ran or stepped yet (``_lazy.pending_call``), so none is
+        """``(active, datas, call, pos)`` when every gradient waits on one planned
+        backward that has not run (``autograd._deferred.pending_call``), so none is
         stale; else None."""
         active, datas = [], []
         for i, p in enumerate(self._params):
             if p._grad_req == "null":
                 continue
             d = p._data
-            if d is None or type(d._grad) is not _lazy.Pending:
+            if d is None or type(d._grad) is not Pending:
                 return None
             active.append(i)
             datas.append(d)
-        call, pos = _lazy.pending_call([d._grad for d in datas])
+        call, pos = pending_call([d._grad for d in datas])
         return None if call is None else (active, datas, call, pos)
 
     def _update(self, ignore_stale_grad=False):
@@ -169,7 +170,7 @@ class Trainer:
             if not active:
                 return
             datas = [self._params[i]._data for i in active]
-            call, pos = _lazy.pending_call([d._grad for d in datas])
+            call, pos = pending_call([d._grad for d in datas])
         else:
             active, datas, call, pos = found
         all_states, states = self._states, []
@@ -179,17 +180,14 @@ class Trainer:
                 s = all_states[i] = o.create_state(i, d._data)
             states.append(s)
         weights = [d._data for d in datas]
-        if call is not None:  # backward is still pending: it and the update run as one call
+        if call is not None:  # the backward has not run: it and the update run as one call
             new_w, new_s = backward_and_update(o, active, call, pos, weights, states, self._fns)
-            self._last_grad.update(dict.fromkeys(active, call))  # the grads stay pending on it
+            used = [d._grad._data for d in datas]  # delivered by that call
         else:
             used = [d._grad._data for d in datas]
             new_w, new_s = apply_update(o, active, weights, used, states, self._fns)
-            self._last_grad.update(zip(active, used))
+        self._last_grad.update(zip(active, used))
         write_values(datas, new_w)
-        for d in datas:
-            if d._node is not None:
-                d._node = None
         all_states.update(zip(active, new_s))
 
     def compile_step(self, net, loss_fn):

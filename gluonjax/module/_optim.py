@@ -6,9 +6,10 @@ from __future__ import annotations
 import warnings
 
 from .. import optimizer as _opt
-from .._update import apply_update
+from .._caches import LRU
 from ..base import MXNetError
 from ..io import DataDesc
+from ..optimizer._fused_update import apply_update
 from . import _states
 
 
@@ -51,7 +52,7 @@ class OptimizerMixin:
             raise MXNetError(f"optimizer must be a name or an Optimizer, got {type(optimizer)}")
         self._optimizer = optimizer
         self._kvstore, self._update_on_kvstore = None, False
-        self._opt_states, self._opt_fns = {}, {}
+        self._opt_states, self._opt_fns = {}, LRU(64, "Module optimizer updates")
         self._updater = _states.StatesView(self)
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:

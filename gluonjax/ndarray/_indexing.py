@@ -6,7 +6,7 @@ import numpy as np
 
 from .._ops import registry as _reg
 from ..base import MXNetError
-from ._invoke import invoke
+from ._invoke import check_write, invoke
 
 _GET = _reg.get("_getitem")
 _SET = _reg.get("_setitem")
@@ -61,6 +61,7 @@ def getitem(arr, key):
 def setitem(arr, key, value):
     from .ndarray import NDArray
 
+    check_write(arr, "NDArray[...] = value")
     static, arrays = canonical(key)
     if not isinstance(value, NDArray):
         value = NDArray(np.asarray(value, dtype=arr.dtype))

@@ -11,12 +11,13 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from .. import _tape
-from .. import autograd as _ag
 from .. import random as _random
+from .._caches import LRU
+from ..autograd._node import Kind, apply_multi, apply_single, entry, needs_grad, vjp_node
+from ..autograd._state import _local as _st
 from ..base import MXNetError
 
-_VJP_FWD: dict = {}
+_VJP_FWD = LRU(4096, "recorded op kernels")  # (op, attributes, mask) -> forward with VJP
 
 
 def invoke(op, args, kwargs, out=None):
@@ -24,7 +25,7 @@ def invoke(op, args, kwargs, out=None):
     from .ndarray import NDArray
 
     if op.mode and "_train" not in kwargs:
-        kwargs = dict(kwargs, _train=_ag.is_training())
+        kwargs = dict(kwargs, _train=_st.training)
     try:
         static_key, dyn = op.parse_attrs(kwargs)
     except MXNetError:
@@ -34,7 +35,7 @@ def invoke(op, args, kwargs, out=None):
     if op.random:
         arrays[0:0] = _random.key_and_counter()
     arrays.extend(dyn)
-    if _ag.is_recording() and any(isinstance(a, NDArray) and _tape.needs_grad(a) for a in args):
+    if _st.recording and any(isinstance(a, NDArray) and needs_grad(a) for a in args):
         res, node_fn = _recorded(op, static_key, args, arrays, NDArray)
     else:
         node_fn = None
@@ -50,6 +51,23 @@ def invoke(op, args, kwargs, out=None):
     return _wrap(op, static_key, res, node_fn, out, NDArray)
 
 
+def check_write(arr, what):
+    """Refuse, as MXNet does, an in-place write under ``record()`` into an array the
+    tape holds (a recorded result or a variable): its gradient would be undefined."""
+    if _st.recording and (arr._node is not None or arr._grad_req in ("write", "add")):
+        role = (
+            "a variable with attach_grad()"
+            if arr._node is None
+            else (f"the result of recorded '{arr._node[0].name}'")
+        )
+        raise MXNetError(
+            f"{what} writes in place into {role} (shape {arr.shape}) while recording: "
+            f"assigning to arrays already in the computational graph makes their gradient "
+            f"undefined. Write into a new array (y = y + 1, nd.where, x.copy()), or call "
+            f"backward() first."
+        )
+
+
 def _write_aux(op, static_key, args, new_aux, NDArray):
     names = op.input_names(op.attr_dict(static_key))
     for name, value in zip(op.aux, new_aux):
@@ -60,7 +78,7 @@ def _write_aux(op, static_key, args, new_aux, NDArray):
 
 def _diff_mask(args, NDArray):
     return tuple(
-        isinstance(a, NDArray) and _tape.needs_grad(a) and np.issubdtype(a.dtype, np.inexact)
+        isinstance(a, NDArray) and needs_grad(a) and np.issubdtype(a.dtype, np.inexact)
         for a in args
     )
 
@@ -72,7 +90,7 @@ def _recorded(op, static_key, args, arrays, NDArray):
     key = (op.name, static_key, mask, len(arrays))
     fwd = _VJP_FWD.get(key)
     if fwd is None:
-        fwd = _VJP_FWD[key] = _make_vjp_fwd(op, static_key, mask, offset)
+        fwd = _VJP_FWD.put(key, _make_vjp_fwd(op, static_key, mask, offset))
     diff = tuple(a for a, m in zip(arrays[offset:], mask) if m)
     try:
         out, aux, vjp_fn = fwd(diff, tuple(arrays))
@@ -80,7 +98,7 @@ def _recorded(op, static_key, args, arrays, NDArray):
         raise
     except Exception as err:
         raise op.fail(err, arrays, static_key) from None
-    parents = tuple(a for a, m in zip(args, mask) if m)
+    inputs = tuple(entry(a) for a, m in zip(args, mask) if m)
     positions = [offset + i for i, m in enumerate(mask) if m]
     bound = op.bound(static_key)
 
@@ -94,8 +112,11 @@ def _recorded(op, static_key, args, arrays, NDArray):
         return tuple(r) if isinstance(r, (tuple, list)) else (r,)
 
     def make_node(outs):
-        apply = _tape.apply_multi if isinstance(out, (tuple, list)) else _tape.apply_single
-        return _tape.Node(None, parents, outs, op.name, replay, vjp_fn, apply)
+        apply = apply_multi if isinstance(out, (tuple, list)) else apply_single
+        avals = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs)
+        node = vjp_node(Kind.OP, op.name, inputs, avals, vjp_fn, apply, replay)
+        node.origin = (op, static_key, len(args), positions, offset)
+        return node
 
     return ((out, aux) if op.aux else out), make_node
 
@@ -134,6 +155,8 @@ def _wrap(op, static_key, res, node_fn, out, NDArray):
         wrapped = wrapped[:nvis]
     if out is not None:
         targets = out if isinstance(out, (list, tuple)) else [out]
+        for t in targets:
+            check_write(t, f"{op.name}(..., out=)")
         for t, w in zip(targets, wrapped):
             t._data, t._node = w._data, w._node
         return out

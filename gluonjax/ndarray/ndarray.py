@@ -10,11 +10,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _tape
+from .. import autograd as _autograd
 from .._ops import registry as _reg
 from ..base import MXNetError
 from ..context import context_of
-from ._invoke import invoke
+from ._invoke import check_write, invoke
 
 __all__ = ["NDArray"]
 
@@ -163,7 +163,8 @@ class NDArray:
             return NDArray(jax.device_put(self._data, other.jax_device))
         if other.shape != self.shape:
             raise MXNetError(f"copyto: shape {self.shape} into shape {other.shape}")
-        other._data = self._data.astype(other.dtype)
+        check_write(other, "copyto")
+        other._data, other._node = self._data.astype(other.dtype), None
         return other
 
     def as_in_context(self, context):
@@ -223,8 +224,20 @@ class NDArray:
         self._grad = NDArray(jnp.zeros(self.shape, self.dtype))
         self._grad_req = grad_req
         self._node = None
+        self.__dict__["_fresh"] = False
+
+    @property
+    def _fresh_grad(self):
+        """Whether a backward wrote this variable's gradient since it was last reset
+        (MXNet's flag; ``Trainer`` and users reset it after using the gradient)."""
+        return self.__dict__.get("_fresh", False)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value):
+        self.__dict__["_fresh"] = bool(value)
 
     def _accumulate_grad(self, ct):
+        self.__dict__["_fresh"] = True
         if self._grad_req == "add" and self._grad is not None:
             self._grad._data = self._grad._data + ct
         elif self._grad_req == "write":
@@ -240,7 +253,7 @@ class NDArray:
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Differentiate this array (see ``autograd.backward``)."""
-        _tape.backward([self], [out_grad], retain_graph, train_mode)
+        _autograd.backward([self], [out_grad], retain_graph, train_mode)
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key):
@@ -283,26 +296,28 @@ class NDArray:
     def __matmul__(self, other):
         return invoke(_OP("dot"), (self, other), {})
 
-    def _inplace(self, result):
+    def _inplace(self, method, other, symbol):
+        check_write(self, f"'{symbol}'")
+        result = method(other)
         if result is NotImplemented:
             return result
         self._data, self._node = result._data.astype(self.dtype), result._node
         return self
 
     def __iadd__(self, other):
-        return self._inplace(self.__add__(other))
+        return self._inplace(self.__add__, other, "+=")
 
     def __isub__(self, other):
-        return self._inplace(self.__sub__(other))
+        return self._inplace(self.__sub__, other, "-=")
 
     def __imul__(self, other):
-        return self._inplace(self.__mul__(other))
+        return self._inplace(self.__mul__, other, "*=")
 
     def __itruediv__(self, other):
-        return self._inplace(self.__truediv__(other))
+        return self._inplace(self.__truediv__, other, "/=")
 
     def __imod__(self, other):
-        return self._inplace(self.__mod__(other))
+        return self._inplace(self.__mod__, other, "%=")
 
     # ---------------------------------------------------------------- shape helpers
     def reshape(self, *shape, **kwargs):

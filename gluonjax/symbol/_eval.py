@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import jax
 
-from .. import autograd as _ag
 from .. import random as _random
+from ..autograd import _state as _ag
 from ..base import MXNetError
 from ._infer import created_shape, resolve_created
 from ._node import Node, topo

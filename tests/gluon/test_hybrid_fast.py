@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import gluonjax as mx
-from gluonjax import _trace, nd
+from gluonjax import nd
+from gluonjax.autograd import _state as _trace
 from gluonjax.gluon import _fast, nn
 from gluonjax.gluon._param_array import VERSION, ParamArray
 from gluonjax.ndarray.ndarray import NDArray
@@ -90,7 +91,7 @@ def test_version_counts_value_writes_only():
     arr._data = arr._data + 1
     assert VERSION[0] > v
     v = VERSION[0]
-    arr.__class__ = ParamArray  # gluonjax._lazy swaps classes of deferred values
+    arr.__class__ = ParamArray  # gluonjax.autograd._deferred swaps classes of deferred values
     assert VERSION[0] > v
 
 

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Var
 
-from . import random as _random
+from .. import random as _random
 
 __all__ = ["apply_update", "backward_and_update", "make_update", "probe_inputs", "reads_counts"]
 
@@ -87,26 +87,27 @@ def apply_update(o, indices, weights, grads, states, cache):
     hit = cache.get(key)
     if hit is None:
         update = make_update(o, len(indices))
-        hit = cache[key] = (jax.jit(update), reads_counts(o, indices, weights, states))
+        hit = cache.put(key, (jax.jit(update), reads_counts(o, indices, weights, states)))
     return hit[0](weights, grads, states, *_inputs(o, indices, hit[1]))
 
 
 def backward_and_update(o, indices, call, pos, weights, states, cache):
-    """Run a planned backward (``_fused_tape.FusedCall``) and the update in ONE compiled call.
+    """Run a planned backward (``autograd._plan.FusedCall``) and the update as ONE call.
 
     ``pos[k]`` is the leaf of ``call`` whose gradient updates ``weights[k]``.
-    Returns ``(new_weights, new_states)``. The gradients are not outputs of the
-    call (fewer buffers): they stay pending and are computed if read.
+    Returns ``(new_weights, new_states)``; the call's gradients (of every leaf)
+    and deferred outputs are delivered as well, so nothing of the step stays
+    pending and its inputs are freed.
     """
-    key = (call.pure, tuple(indices), tuple(pos))
+    key = (call.plan, tuple(indices), tuple(pos))
     hit = cache.get(key)
     if hit is None:
-        pure, update = call.pure, make_update(o, len(indices))
+        pure, update = call.plan.pure, make_update(o, len(indices))
 
         def both(args, cts, ws, states, *ins):
             leaf, douts = pure(args, cts)
             gs = [jnp.zeros_like(w) if leaf[j] is None else leaf[j] for j, w in zip(pos, ws)]
-            return douts, update(ws, gs, states, *ins)
+            return leaf, douts, update(ws, gs, states, *ins)
 
-        hit = cache[key] = (jax.jit(both), reads_counts(o, indices, weights, states))
+        hit = cache.put(key, (jax.jit(both), reads_counts(o, indices, weights, states)))
     return call.run_with(hit[0], (weights, states, *_inputs(o, indices, hit[1])))

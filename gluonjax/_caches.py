@@ -1,0 +1,81 @@
+"""Bounded caches of compiled programs, and :func:`clear_caches`.
+
+Module-level caches in gluonjax hold compiled programs keyed by structure
+(op attributes, shapes, ids of signatures), never user objects: a dropped model
+is freed. Each cache is bounded (least recently used entries go first) and
+registered here so :func:`clear_caches` empties them all, with jax's own.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+
+__all__ = ["LRU", "clear_caches"]
+
+_ALL = weakref.WeakSet()  # every live LRU (a model's own caches die with it)
+
+
+class LRU:
+    """A dict-like cache that keeps the ``maxsize`` most recently used entries.
+
+    Parameters
+    ----------
+    maxsize : int
+    name : str
+        For :func:`cache_info`.
+    """
+
+    __slots__ = ("maxsize", "name", "_d", "__weakref__")
+
+    def __init__(self, maxsize, name):
+        self.maxsize, self.name = maxsize, name
+        self._d = OrderedDict()
+        _ALL.add(self)
+
+    def get(self, key):
+        d = self._d
+        hit = d.get(key)
+        if hit is not None:
+            d.move_to_end(key)
+        return hit
+
+    def put(self, key, value):
+        d = self._d
+        d[key] = value
+        d.move_to_end(key)
+        if len(d) > self.maxsize:
+            d.popitem(last=False)
+        return value
+
+    def clear(self):
+        self._d.clear()
+
+    def __len__(self):
+        return len(self._d)
+
+
+def cache_info():
+    """``{name: entries}`` of every registered cache (for tests and debugging)."""
+    info = {}
+    for c in list(_ALL):
+        info[c.name] = info.get(c.name, 0) + len(c)
+    return info
+
+
+def clear_caches():
+    """Empty gluonjax's caches of compiled programs, and jax's own.
+
+    Models keep their own compiled forwards (dropped with the model); this frees
+    the shared ones: op kernels, fused backward plans, optimizer updates.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> mx.clear_caches()
+    """
+    for c in list(_ALL):
+        c.clear()
+    import jax
+
+    jax.clear_caches()

@@ -1,0 +1,193 @@
+"""Tape nodes: what one recorded call keeps for the backward pass.
+
+Imports no ``NDArray``: arrays are read through their autograd fields only
+(``_node``, ``_grad_req``). A node's inputs are *entries*, fixed when it is
+recorded, so a later write into an input array (``y[:] = 0`` outside
+``record()``, rebinding ``y``) never changes what the node differentiates:
+
+* ``(node, index)``: output ``index`` of another node;
+* an array: a variable (a leaf with ``attach_grad``) whose ``grad`` receives
+  the gradient.
+
+A node's :class:`Kind` says how its backward runs; see each member.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import jax
+
+from .._graph import postorder
+
+__all__ = [
+    "Kind",
+    "Node",
+    "DeferredCall",
+    "entry",
+    "needs_grad",
+    "toposort",
+    "vjp_node",
+    "apply_single",
+    "apply_multi",
+    "run_vjp",
+]
+
+
+class Kind(enum.Enum):
+    """How a node's backward (and, for a deferred node, its forward) runs."""
+
+    OP = "eager registry op"  # vjp + apply: fusable into one compiled backward
+    CACHED = "hybridized call"  # a compiled forward run at once, with its vjp
+    DEFERRED = "deferred hybridized call"  # recorded, not run: ``call`` says how
+    FORCED = "deferred call run on its own"  # a DEFERRED node whose value was read
+    FUNCTION = "custom autograd.Function"  # ``bwd`` runs the user's backward
+    GRAD = "gradient of grad(create_graph=True)"  # ``bwd``: vjp of the gradient function
+    FREED = "freed by backward"  # retain_graph=False: nothing left to differentiate
+
+
+_VJP_KINDS = (Kind.OP, Kind.CACHED, Kind.FORCED)
+FUSABLE = frozenset((*_VJP_KINDS, Kind.DEFERRED))  # what one compiled backward can run
+
+
+class DeferredCall:
+    """How a DEFERRED node computes its outputs (see ``autograd._deferred``).
+
+    Parameters
+    ----------
+    fn : callable
+        Pure ``fn(consts, *input_values) -> tuple of output values``.
+    consts : pytree
+        Everything the call needs that is not an input (non-differentiable
+        arguments, the random key).
+    given : tuple
+        Each input's value when recorded; ``None`` for an input that was itself
+        pending then (the output of another deferred node).
+    sig : int
+        Identifies ``fn`` with its argument signature: equal ``sig`` means the
+        same computation on inputs of the same shapes (a key of the fused plan).
+    run : callable
+        ``run(consts, input_values) -> (output values, vjp, apply)``: the forward
+        with its VJP, compiled on its own (when the node is forced).
+    """
+
+    __slots__ = ("fn", "consts", "given", "sig", "run")
+
+    def __init__(self, fn, consts, given, sig, run):
+        self.fn, self.consts, self.given, self.sig, self.run = fn, consts, given, sig, run
+
+
+class Node:
+    """One recorded call.
+
+    Attributes
+    ----------
+    kind : Kind
+    name : str
+        The op or block, for messages.
+    inputs : tuple
+        The entries of the inputs that need a gradient (see module docstring).
+    avals : tuple
+        Output shapes and dtypes (jax abstract values).
+    replay : callable or None
+        Pure ``replay(*input_values) -> outputs``: what ``grad(create_graph=True)``
+        differentiates again.
+    vjp, apply
+        OP, CACHED, FORCED: jax's VJP closure and a stable pure
+        ``apply(vjp, cotangents) -> input cotangents`` (so many nodes run as one
+        compiled backward).
+    bwd : callable or None
+        FUNCTION, GRAD: ``bwd(cotangents) -> input cotangents``.
+    call : DeferredCall or None
+        DEFERRED (and a FREED node whose planned backward has not run yet).
+    values : tuple or None
+        The output values once known (a deferred call's, after it ran).
+    outs : list of weakref or None
+        DEFERRED: the pending output arrays, filled when the values arrive.
+    claim
+        The planned backward (``_plan.FusedCall``) that will produce the outputs.
+    origin
+        What ``autograd.get_symbol`` rebuilds the op from (see ``autograd._symbol``).
+    """
+
+    __slots__ = (
+        "kind", "name", "inputs", "avals", "replay", "vjp", "apply", "bwd",
+        "call", "values", "outs", "claim", "origin", "__weakref__",
+    )  # fmt: skip
+
+    def __init__(self, kind, name, inputs, avals, replay=None):
+        self.kind, self.name, self.inputs, self.avals = kind, name, inputs, avals
+        self.replay = replay
+        self.vjp = self.apply = self.bwd = self.call = None
+        self.values = self.outs = self.claim = self.origin = None
+
+    def __repr__(self):
+        return f"<Node {self.name} {self.kind.name}>"
+
+    def free(self):
+        """Release what only a backward needs (``retain_graph=False``)."""
+        self.kind = Kind.FREED
+        self.vjp = self.apply = self.bwd = self.replay = None
+        if self.claim is None:
+            self.call = None
+
+
+def vjp_node(kind, name, inputs, avals, vjp, apply, replay=None):
+    """A node of a VJP kind (OP, CACHED, FORCED) with its VJP closure."""
+    n = Node(kind, name, inputs, avals, replay)
+    n.vjp, n.apply = vjp, apply
+    return n
+
+
+def apply_single(vjp, cts):
+    """``apply`` for a node with one output."""
+    return vjp(cts[0])
+
+
+def apply_multi(vjp, cts):
+    """``apply`` for a node with several outputs."""
+    return vjp(tuple(cts))
+
+
+_APPLY_JIT: dict = {}  # apply functions are module-level and few: one jit each
+
+
+def run_vjp(node, cts):
+    """Run a VJP-kind node's backward on its own: the input cotangents."""
+    fn = _APPLY_JIT.get(node.apply)
+    if fn is None:
+        fn = _APPLY_JIT[node.apply] = jax.jit(node.apply)
+    return fn(node.vjp, tuple(cts))
+
+
+def needs_grad(arr):
+    """True if ``arr`` is the output of a live tape node or a variable with a gradient."""
+    n = arr._node
+    if n is not None:
+        return n[0].kind is not Kind.FREED
+    return arr._grad_req is not None and arr._grad_req != "null"
+
+
+def entry(arr):
+    """The entry of ``arr`` as a node input: ``(node, index)`` or the variable itself."""
+    n = arr._node
+    return arr if n is None else n
+
+
+def _children(node):
+    return [e[0] for e in node.inputs if type(e) is tuple]
+
+
+def toposort(roots):
+    """Nodes reachable from ``roots`` (nodes), users before their inputs."""
+    if len(roots) == 1:  # a chain (each node fed by at most one node): no search
+        order, n = [], roots[0]
+        while True:
+            order.append(n)
+            kids = [e for e in n.inputs if type(e) is tuple]
+            if not kids:
+                return order
+            if len(kids) > 1:
+                break
+            n = kids[0][0]
+    return postorder(roots, _children)[::-1]
