@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import functools
 
-from ... import _trace, ndarray
+from ... import ndarray
+from ...autograd import _state as _trace
 from ...base import MXNetError
 from ...ndarray.ndarray import NDArray
 from ...symbol.symbol import Symbol

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from numbers import Number
 
-from ... import _trace, symbol
+from ... import symbol
+from ...autograd import _state as _trace
 from ...base import MXNetError
 from ...ndarray.ndarray import NDArray
 from ...symbol.symbol import Symbol

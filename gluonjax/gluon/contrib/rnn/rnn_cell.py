@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .... import _trace
+from ....autograd import _state as _trace
 from ....base import MXNetError
 from ....ndarray.ndarray import NDArray
 from ....symbol.symbol import Symbol
