@@ -17,6 +17,7 @@ ROWS = [
     "bench_sparse",
     "bench_detect",
     "bench_zoo",
+    "bench_rnn",
 ]
 
 

@@ -8,12 +8,15 @@ control flow compiles. On purely declarative symbols (no values) they raise.
 
 from __future__ import annotations
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 
+from . import random as _random
 from .base import MXNetError
 
-__all__ = ["cond", "while_loop", "foreach"]
+__all__ = ["cond", "while_loop", "foreach", "step_keys"]
 
 
 def _flat(x):
@@ -120,14 +123,17 @@ def foreach(body, data, init_states):
     meta = {}
 
     def step(carry, xs):
-        out, new = body(
-            _unflat([kind.wrap(x) for x in xs], data_list),
-            _unflat([kind.wrap(c) for c in carry], state_list),
-        )
+        carry, t = carry
+        with step_keys(t):  # random ops in the body draw fresh numbers at every step
+            out, new = body(
+                _unflat([kind.wrap(x) for x in xs], data_list),
+                _unflat([kind.wrap(c) for c in carry], state_list),
+            )
         out, meta["out_list"] = _flat(out)
-        return [kind.raw(s) for s in _flat(new)[0]], [kind.raw(o) for o in out]
+        return ([kind.raw(s) for s in _flat(new)[0]], t + 1), [kind.raw(o) for o in out]
 
-    carry, ys = jax.lax.scan(step, [kind.raw(s) for s in states], [kind.raw(d) for d in datas])
+    init = ([kind.raw(s) for s in states], jnp.asarray(0, jnp.int32))
+    (carry, _), ys = jax.lax.scan(step, init, [kind.raw(d) for d in datas])
     return (
         _unflat([kind.wrap(y) for y in ys], meta["out_list"]),
         _unflat([kind.wrap(c) for c in carry], state_list),
@@ -177,3 +183,62 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
         step, ([kind.raw(v) for v in lvars], jnp.asarray(False)), None, length=max_iterations
     )
     return [kind.wrap(y) for y in ys], _unflat([kind.wrap(v) for v in final], var_list)
+
+
+class _StepKeys:
+    """Installed as the traced random state inside a scan body: random ops draw
+    ``fold_in(fold_in(outer key, reserved draw), step)``; the outer draw is
+    reserved only if the body uses randomness."""
+
+    def __init__(self, outer, step):
+        self.outer, self.step = outer, step
+        self.counter = itertools.count()
+        self._key = None
+        self._used = False
+
+    @property
+    def used(self):
+        return self._used
+
+    @used.setter
+    def used(self, value):
+        self._used = value
+        if value and self.outer is not None:
+            self.outer[2].used = True
+
+    def _base(self):
+        local = _random._local
+        mine = local.traced
+        local.traced = self.outer
+        try:
+            key, counter = _random.key_and_counter()
+        finally:
+            local.traced = mine
+        return jax.random.fold_in(key, counter)
+
+    def __getitem__(self, i):
+        if i == 0:
+            if self._key is None:
+                if self.outer is not None and self.outer[0] is None:
+                    return None  # a keyless trace: key_and_counter raises NeedsKey
+                self._key = jax.random.fold_in(self._base(), self.step)
+            return self._key
+        if i == 1:
+            return self.counter
+        return self
+
+
+class step_keys:
+    """Inside a scan body traced for step ``step`` (a traced int): random ops draw
+    per-step keys (see :class:`_StepKeys`)."""
+
+    def __init__(self, step):
+        self.step = step
+
+    def __enter__(self):
+        local = _random._local
+        self.old = getattr(local, "traced", None)
+        local.traced = _StepKeys(self.old, self.step)
+
+    def __exit__(self, *exc):
+        _random._local.traced = self.old

@@ -25,6 +25,14 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
 _state = threading.local()
 
 
+class _DefaultCtx:
+    """``Context.default_ctx``: MXNet 1.x's (deprecated) class attribute for the
+    current default context."""
+
+    def __get__(self, obj, owner=None):
+        return current_context()
+
+
 class Context:
     """A device: ``Context('cpu', 0)`` or ``Context('gpu', 1)``.
 
@@ -46,6 +54,7 @@ class Context:
     """
 
     __slots__ = ("device_type", "device_id", "_old")
+    default_ctx = _DefaultCtx()
 
     def __init__(self, device_type="cpu", device_id=0):
         if isinstance(device_type, Context):

@@ -3,7 +3,8 @@
 Every registry op call inside a traced program is a ``jit`` equation named after
 its kernel (``FullyConnected__gj3``); :func:`gluonjax._ops.registry.kernel_owner`
 maps it back to ``(op, static attributes)`` and it becomes ONE node of that MXNet
-op. Other ``jit``/custom-derivative calls are inlined; any other primitive
+op. Other ``jit``/custom-derivative calls are inlined and a ``scan`` is unrolled
+(its body once per step, between ``SliceChannel`` and ``stack`` nodes); any other primitive
 (plain ``jax.numpy`` code in a Gluon-2 ``forward``) becomes a ``jax.<primitive>``
 node (see :mod:`.jaxops`). Equations on constants only are folded; constant
 arrays become variables ``_const0``.. (saved with the parameters), scalar
@@ -18,6 +19,7 @@ import numpy as np
 from jax.extend.core import Literal
 
 from .._ops.registry import REQUIRED, kernel_owner
+from .._ops.registry import get as get_op
 from ..symbol._node import Node
 from ..symbol.symbol import Symbol, hint_of
 from . import jaxops
@@ -117,6 +119,8 @@ class _Converter:
                 return self.registry_node(eqn, owner, read)
             sub = eqn.params["jaxpr"]
             return self.run(sub.jaxpr, sub.consts, [read(v) for v in eqn.invars])
+        if name == "scan":
+            return self.scan(eqn, read)
         if name in _INLINE:
             sub = eqn.params[_INLINE[name]]
             inner, consts = (sub.jaxpr, sub.consts) if hasattr(sub, "consts") else (sub, ())
@@ -157,6 +161,49 @@ class _Converter:
                 outs.append(inputs[k] if k is not None else None)
         return outs
 
+    def registry(self, opname, attrs, inputs, hint):
+        """A node of registry op ``opname`` on graph entries ``inputs``."""
+        op = get_op(opname)
+        static_key, dyn = op.parse_attrs(attrs)
+        return Node(op, self.fresh(hint), attrs, inputs, static_key, dyn)
+
+    def scan(self, eqn, read):
+        """``lax.scan`` unrolled: the body's nodes once per step, the scanned inputs
+        split (``SliceChannel``) and the per-step outputs stacked (``stack``)."""
+        p = eqn.params
+        body, length = p["jaxpr"], p["length"]
+        nc, ncarry = p["num_consts"], p["num_carry"]
+        ins = [read(v) for v in eqn.invars]
+        consts, carry, xs = ins[:nc], ins[nc : nc + ncarry], ins[nc + ncarry :]
+        used = _used_invars(body.jaxpr)
+        steps = []
+        for j, x in enumerate(xs):
+            if body.jaxpr.invars[nc + ncarry + j] not in used:
+                steps.append([None] * length)
+            elif isinstance(x, _Const):
+                steps.append([_Const(x.value[i]) for i in range(length)])
+            else:
+                attrs = {"num_outputs": length, "axis": 0, "squeeze_axis": True}
+                node = self.registry("SliceChannel", attrs, [self.entry(x)], "split")
+                steps.append([(node, i) for i in range(length)])
+        ys = None
+        for i in reversed(range(length)) if p["reverse"] else range(length):
+            outs = self.run(body.jaxpr, body.consts, consts + carry + [s[i] for s in steps])
+            carry = outs[:ncarry]
+            if ys is None:
+                ys = [[None] * length for _ in outs[ncarry:]]
+            for k, y in enumerate(outs[ncarry:]):
+                ys[k][i] = y
+        stacked = []
+        for seq in ys or []:
+            if all(isinstance(y, _Const) for y in seq):
+                stacked.append(_Const(np.stack([y.value for y in seq])))
+            else:
+                attrs = {"axis": 0, "num_args": length}
+                node = self.registry("stack", attrs, [self.entry(y) for y in seq], "stack")
+                stacked.append((node, 0))
+        return list(carry) + stacked
+
     def jax_node(self, eqn, read):
         prim = eqn.primitive
         vals = [read(v) for v in eqn.invars]
@@ -179,6 +226,14 @@ class _Converter:
         static_key, dyn = op.parse_attrs(attrs)
         node = Node(op, self.fresh(prim.name), attrs, inputs, static_key, dyn)
         return [(node, i) for i in range(len(eqn.outvars))]
+
+
+def _used_invars(jaxpr):
+    """The input variables some live equation (or an output) reads."""
+    used = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
+    for eqn in _live(jaxpr):
+        used.update(v for v in eqn.invars if not isinstance(v, Literal))
+    return used
 
 
 def _live(jaxpr):

@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     loss,  # noqa: F401
     model_zoo,
     nn,
+    rnn,
     utils,
 )
 from .block import Block
@@ -21,6 +22,7 @@ __all__ = [
     "Constant",
     "ParameterDict",
     "nn",
+    "rnn",
     "contrib",
     "model_zoo",
     "utils",

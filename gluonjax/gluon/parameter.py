@@ -373,7 +373,10 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
                 dtype=self.dtype,
                 lr_mult=self.lr_mult,
                 wd_mult=self.wd_mult,
-                init=self.init if isinstance(self.init, str) else None,
+                # an Initializer object travels as its JSON (MXNet's __init__ attribute)
+                init=self.init
+                if isinstance(self.init, str) or hasattr(self.init, "dumps")
+                else None,
                 stype=None if self._stype == "default" else self._stype,
             )
         return self._var

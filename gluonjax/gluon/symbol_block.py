@@ -273,6 +273,8 @@ class SymbolBlock(HybridBlock):
             self._deferred_init(inputs)
         vals = self._param_values()
         vals.update(zip(self._input_names, inputs, strict=False))
+        # creation nodes with unknown (0) dims, e.g. MXNet's exported RNN begin states
+        fixed = _resolved_shapes(self._graph, {n: v.shape for n, v in vals.items()})
         env = {}
         for node in topo(self._graph._outputs):
             if node.op is None:
@@ -288,6 +290,8 @@ class SymbolBlock(HybridBlock):
                     )
                 ins.append(env[(id(src), idx)])
             kwargs = {k: v for k, v in node.attr_dict().items() if k != "_train"}
+            if id(node) in fixed:
+                kwargs["shape"] = fixed[id(node)]
             try:
                 res = invoke(node.op, ins, kwargs)
             except MXNetError as err:
@@ -362,3 +366,18 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError("SymbolBlock runs its graph directly")
+
+
+def _resolved_shapes(graph, shapes):
+    """``{id(node): shape}`` for input-less nodes whose shape has unknown (0) dims."""
+    from ..symbol._infer import created_shape, resolve_created
+    from ..symbol._node import topo
+
+    if not any(n.op is not None and created_shape(n, {}, 0) for n in topo(graph._outputs)):
+        return {}
+    keys = resolve_created(graph, shapes)
+    out = {}
+    for node in topo(graph._outputs):
+        if id(node) in keys:
+            out[id(node)] = node.op.attr_dict(keys[id(node)], node.dyn)["shape"]
+    return out

@@ -27,6 +27,11 @@ def _dtype(dtype):
 
 
 def _make(opname, kwargs, name, attr):
+    # ``__layout__=...`` and other ``__key__`` arguments are node attributes, as in MXNet
+    hidden = {k: v for k, v in kwargs.items() if k.startswith("__") and k.endswith("__")}
+    if hidden:
+        kwargs = {k: v for k, v in kwargs.items() if k not in hidden}
+        attr = {**(attr or {}), **{k: str(v) for k, v in hidden.items()}}
     return create(_reg.get(opname), (), kwargs, name=name, attr=attr)
 
 

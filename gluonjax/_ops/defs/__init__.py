@@ -26,6 +26,7 @@ from . import (  # noqa: F401  # noqa: F401,E402
     reduce,
     reduce_sort,
     resize,
+    rnn,
     roi,
     shape,
     shape_create,
