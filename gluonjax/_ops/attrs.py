@@ -82,6 +82,15 @@ def _to_str(v):
     return str(v)
 
 
+def _to_floats(v):
+    """A tuple of floats from a number, a sequence or MXNet's string form '(0.5, 0.2)'."""
+    if isinstance(v, str):
+        v = _literal(v.strip())
+    if isinstance(v, (int, float, np.number)):
+        return (float(v),)
+    return tuple(_to_float(x) for x in v)
+
+
 def _to_dtype(v):
     return dtype_of(v).name
 
@@ -112,6 +121,7 @@ _KINDS: dict[str, Callable[[Any], Any]] = {
     "bool": _to_bool,
     "shape": _to_shape,
     "str": _to_str,
+    "floats": _to_floats,
     "dtype": _to_dtype,
     "int?": _none_or(_to_int),
     "float?": _none_or(_to_float),
@@ -142,7 +152,7 @@ class Attr:
     Parameters
     ----------
     kind : str
-        ``int``, ``float``, ``bool``, ``shape``, ``str``, ``dtype``, ``axis``; a
+        ``int``, ``float``, ``bool``, ``shape``, ``str``, ``dtype``, ``axis``, ``floats``; a
         trailing ``?`` also allows ``None``.
     default : object
         MXNet's default, or ``REQUIRED``.

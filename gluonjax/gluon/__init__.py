@@ -1,10 +1,11 @@
-"""``gluonjax.gluon``: Blocks, Parameters, layers (``nn``)."""
+"""``gluonjax.gluon``: Blocks, Parameters, layers (``nn``), data (``data``)."""
 
 from . import (  # noqa: F401
     loss,  # noqa: F401
     nn,
     utils,
 )
+from . import data  # noqa: E402  (after nn: the transforms are Blocks)
 from .block import Block
 from .hybrid import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter
@@ -23,4 +24,5 @@ __all__ = [
     "Trainer",
     "DeferredInitializationError",
     "SymbolBlock",
+    "data",
 ]

@@ -1,4 +1,4 @@
-"""``gluon.utils``: split_data, split_and_load, clip_global_norm."""
+"""``gluon.utils``: split_data, split_and_load, clip_global_norm, download, check_sha1."""
 
 from __future__ import annotations
 
@@ -10,8 +10,16 @@ import numpy as np
 
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
+from ._download import check_sha1, download, replace_file
 
-__all__ = ["split_data", "split_and_load", "clip_global_norm"]
+__all__ = [
+    "split_data",
+    "split_and_load",
+    "clip_global_norm",
+    "download",
+    "check_sha1",
+    "replace_file",
+]
 
 
 def split_data(data, num_slice, batch_axis=0, even_split=True):

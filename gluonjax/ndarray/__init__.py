@@ -26,6 +26,9 @@ from .. import contrib as _contrib_mod  # noqa: E402
 from . import random  # noqa: E402
 
 contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "nd")
+image = _contrib_mod.prefixed(
+    __import__(__name__, fromlist=["x"]), "_image_", "image", "Image operators (``_image_*``)."
+)
 from ._io import load, save  # noqa: E402
 
 

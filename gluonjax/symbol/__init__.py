@@ -95,3 +95,6 @@ __all__ = [
 from .. import contrib as _contrib_mod  # noqa: E402
 
 contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "sym")
+image = _contrib_mod.prefixed(
+    __import__(__name__, fromlist=["x"]), "_image_", "image", "Image operators (``_image_*``)."
+)

@@ -4,6 +4,7 @@ from . import (  # noqa: F401  # noqa: F401,E402
     conv,
     elemwise,
     getitem,
+    image,
     index,
     index_seq,
     nn,
