@@ -20,6 +20,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     contrib,  # noqa: E402
     executor,
     gluon,  # noqa: E402
+    image,
     initializer,  # noqa: E402
     io,
     lr_scheduler,  # noqa: E402
@@ -30,6 +31,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     ndarray,  # noqa: E402
     optimizer,  # noqa: E402
     random,
+    recordio,
     symbol,  # noqa: E402
     viz,  # noqa: E402
 )
@@ -74,4 +76,6 @@ __all__ = [
     "mod",
     "viz",
     "contrib",
+    "image",
+    "recordio",
 ]

@@ -38,6 +38,9 @@ def seed(seed_state, ctx="all"):
     >>> bool((a == b).all())
     True
     """
+    from ._data import rng as _host_rng  # the image ops' host draws (flips, jitter)
+
+    _host_rng.seed(seed_state)
     with _lock:
         _state["seed"] = int(seed_state)
         _state["key"] = None
