@@ -51,6 +51,13 @@ def like(x, out):
     return mod.NDArray(jnp.asarray(out))
 
 
+def rebuild(cls, state):
+    """Unpickle a host transform (the pickled stand-in of a transform Block)."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
 class Transform:
     """Base of the host transforms: ``t(x)`` applies :meth:`apply` to ``raw(x)``."""
 

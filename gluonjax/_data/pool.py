@@ -88,7 +88,9 @@ class _PayloadPickler(pickle.Pickler):
         if twin is not None:
             host = obj._host_twin()
             if host is not None:
-                return host.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+                from .host import rebuild
+
+                return (rebuild, (type(host), dict(vars(host))))
         if type(obj).__module__ == "gluonjax.ndarray.ndarray" or _is_ndarray(obj):
             from .host import item
 

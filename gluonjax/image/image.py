@@ -61,7 +61,8 @@ def imdecode(buf, flag=1, to_rgb=True, out=None):
             "buf must be of type bytes, bytearray or numpy.ndarray, if you would like to "
             "input type str, please convert to bytes"
         )
-    return _out(host.item(cv.imdecode(host.raw(buf), flag, to_rgb)), out)
+    data = buf if isinstance(buf, (bytes, bytearray, memoryview)) else host.raw(buf)
+    return _out(host.item(cv.imdecode(data, flag, to_rgb)), out)
 
 
 def _out(res, out):

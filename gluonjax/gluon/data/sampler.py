@@ -54,9 +54,7 @@ class SequentialSampler(Sampler):
         return iter(range(self._start, self._start + self._length))
 
     def __len__(self):
-        if self._rollover:
-            return self._length
-        return len(range(0, self._length, self._interval))  # MXNet says `length` here
+        return self._length
 
 
 class RandomSampler(Sampler):
@@ -76,9 +74,7 @@ class RandomSampler(Sampler):
         return iter(indices)
 
     def __len__(self):
-        if self._rollover:
-            return self._length
-        return len(range(0, self._length, self._interval))  # MXNet says `length` here
+        return self._length
 
 
 class FilterSampler(Sampler):
