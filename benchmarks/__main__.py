@@ -8,7 +8,7 @@ import platform
 
 import jax
 
-ROWS = ["bench_ops", "bench_hybrid", "bench_train", "bench_deploy"]
+ROWS = ["bench_ops", "bench_hybrid", "bench_train", "bench_deploy", "bench_data"]
 
 
 def main(argv=None):

@@ -399,7 +399,9 @@ def unpack_img(s, iscolor=-1):
     header, s = unpack(s)
     img = cv2.imdecode(np.frombuffer(s, dtype=np.uint8), iscolor)
     if img is None:
-        raise FileFormatError(f"recordio.unpack_img: record id {header.id} is not a decodable image")
+        raise FileFormatError(
+            f"recordio.unpack_img: record id {header.id} is not a decodable image"
+        )
     return header, img
 
 

@@ -95,7 +95,11 @@ def make_reference():
         rec.close()
         return
     magic = mx.recordio.MXRecordIO(os.path.join(OUT, "magic.rec"), "w")
-    for payload in (b"\x0a\x23\xd7\xce" * 3 + b"xy", b"ab\x0a\x23\xd7\xcecd", b"abcd\x0a\x23\xd7\xce"):
+    for payload in (
+        b"\x0a\x23\xd7\xce" * 3 + b"xy",
+        b"ab\x0a\x23\xd7\xcecd",
+        b"abcd\x0a\x23\xd7\xce",
+    ):
         magic.write(payload)
     magic.close()
 

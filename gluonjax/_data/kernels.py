@@ -132,7 +132,9 @@ def _rgb_to_hls(xp, r, g, b):
     sat = xp.where(light < 0.5, safe / lo, safe / hi)
     d = _F32(60) / safe
     hue = xp.where(
-        vmax == r, (g - b) * d, xp.where(vmax == g, (b - r) * d + _F32(120), (r - g) * d + _F32(240))
+        vmax == r,
+        (g - b) * d,
+        xp.where(vmax == g, (b - r) * d + _F32(120), (r - g) * d + _F32(240)),
     )
     hue = xp.where(hue < 0, hue + _F32(360), hue)
     zero = _F32(0)

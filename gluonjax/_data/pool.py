@@ -242,4 +242,3 @@ class WorkerPool:
         if self.broken is None:
             self.broken = why
         self._finalizer()
-

@@ -19,8 +19,8 @@ import traceback
 
 import numpy as np
 
-from . import lite, rng
 from . import batch as _batch
+from . import lite, rng
 from .batch import Batch
 
 

@@ -1,11 +1,11 @@
 """``gluonjax.gluon``: Blocks, Parameters, layers (``nn``), data (``data``)."""
 
 from . import (  # noqa: F401
+    data,  # noqa: E402  (after nn: the transforms are Blocks)
     loss,  # noqa: F401
     nn,
     utils,
 )
-from . import data  # noqa: E402  (after nn: the transforms are Blocks)
 from .block import Block
 from .hybrid import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter

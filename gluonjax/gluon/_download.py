@@ -48,9 +48,7 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
     if path is not None:
         path = os.path.expanduser(path)
         fname = os.path.join(path, fname) if os.path.isdir(path) else path
-    if not overwrite and os.path.exists(fname) and (
-        not sha1_hash or check_sha1(fname, sha1_hash)
-    ):
+    if not overwrite and os.path.exists(fname) and (not sha1_hash or check_sha1(fname, sha1_hash)):
         return fname
     folder = os.path.dirname(os.path.abspath(fname))
     os.makedirs(folder, exist_ok=True)

@@ -189,7 +189,9 @@ class HueJitterAug(Augmenter):
     def __init__(self, hue):
         super().__init__(hue=hue)
         self.hue = hue
-        self.tyiq = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]])
+        self.tyiq = np.array(
+            [[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]]
+        )
         self.ityiq = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647], [1.0, -1.107, 1.705]])
 
     def __call__(self, src):

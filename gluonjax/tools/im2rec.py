@@ -1,4 +1,4 @@
-"""``python -m gluonjax.tools.im2rec``: image lists (``.lst``) and RecordIO files, as MXNet's im2rec.
+"""``python -m gluonjax.tools.im2rec``: image lists (``.lst``) and RecordIO files (MXNet's im2rec).
 
 ``--list`` walks ``root`` and writes ``<prefix>.lst`` (``index<TAB>label<TAB>path``;
 ``--recursive`` labels each sub-folder, shuffled with seed 100 unless

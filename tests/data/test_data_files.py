@@ -103,7 +103,9 @@ def test_mnist_cifar_read_their_formats(tmp_path, monkeypatch):
     c10 = vision.CIFAR10(root=str(FIXTURES / "cifar10"))
     raw = np.fromfile(FIXTURES / "cifar10" / "data_batch_1.bin", np.uint8).reshape(2, 3073)
     assert len(c10) == 10 and c10[0][1] == raw[0, 0]
-    np.testing.assert_array_equal(c10[0][0].asnumpy(), raw[0, 1:].reshape(3, 32, 32).transpose(1, 2, 0))
+    np.testing.assert_array_equal(
+        c10[0][0].asnumpy(), raw[0, 1:].reshape(3, 32, 32).transpose(1, 2, 0)
+    )
     c100 = vision.CIFAR100(root=str(FIXTURES / "cifar100"), fine_label=True, train=False)
     raw = np.fromfile(FIXTURES / "cifar100" / "test.bin", np.uint8).reshape(2, 3074)
     assert c100[1][1] == raw[1, 1]

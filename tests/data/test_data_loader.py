@@ -153,9 +153,10 @@ sys.stdout.buffer.write(data)
     payload = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, check=True, env=env
     ).stdout
+    lite = str(FIXTURES.parents[2] / "gluonjax" / "_data" / "lite.py")
     child = f"""
 import importlib.util as u, sys, pickle
-s = u.spec_from_file_location('gluonjax._data.lite', {str(FIXTURES.parents[2] / "gluonjax" / "_data" / "lite.py")!r})
+s = u.spec_from_file_location('gluonjax._data.lite', {lite!r})
 m = u.module_from_spec(s); sys.modules[s.name] = m; s.loader.exec_module(m)
 sys.path.insert(0, {str(FIXTURES.parents[2])!r}); m.enter()
 from gluonjax._data import worker, batch

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from multiprocessing.pool import ThreadPool
 from multiprocessing import TimeoutError as _MPTimeout
+from multiprocessing.pool import ThreadPool
 
 import numpy as np
 

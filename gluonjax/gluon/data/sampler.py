@@ -165,7 +165,9 @@ class IntervalSampler(Sampler):
 
     def __init__(self, length, interval, rollover=True):
         if interval > length:
-            raise ValueError(f"Interval {interval} must be smaller than or equal to length {length}")
+            raise ValueError(
+                f"Interval {interval} must be smaller than or equal to length {length}"
+            )
         self._length = length
         self._interval = interval
         self._rollover = rollover

@@ -119,7 +119,7 @@ class _DownloadedDataset(dataset.Dataset):
                     f"(from {_repo_file_url('gluon/dataset/' + self._namespace, '')}), or pass "
                     f"root= a folder that has them."
                 ) from None
-        for (name, sha1), path in zip(files, paths):
+        for (_, sha1), path in zip(files, paths):
             if sha1 and _sha1(path) != sha1:
                 warnings.warn(
                     f"{type(self).__name__}: '{path}' does not have the published sha1 {sha1}; "

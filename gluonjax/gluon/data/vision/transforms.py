@@ -190,9 +190,7 @@ class Resize(_HostHybrid):
         self._twin = host.Resize(size, keep_ratio, interpolation)
 
     def hybrid_forward(self, F, x):
-        return F.image.resize(
-            x, size=self._size, keep_ratio=self._keep, interp=self._interpolation
-        )
+        return F.image.resize(x, size=self._size, keep_ratio=self._keep, interp=self._interpolation)
 
 
 class CropResize(_HostHybrid):
