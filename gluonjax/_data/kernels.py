@@ -51,6 +51,9 @@ def saturate(xp, val, dtype):
 
 def to_tensor(xp, data):
     """HWC (or NHWC) values in [0, 255] -> float32 CHW (NCHW) in [0, 1]."""
+    if xp is np:  # the same values, in one float pass over contiguous memory
+        chw = np.ascontiguousarray(np.moveaxis(data, -1, -3))
+        return np.divide(chw, _F32(255.0), dtype=_F32)
     out = data.astype(_F32) / _F32(255.0)
     return xp.moveaxis(out, -1, -3)
 
@@ -67,6 +70,10 @@ def normalize(xp, data, mean, std):
     c = data.shape[-3]
     m = _per_channel(mean, c).reshape(c, 1, 1)
     s = _per_channel(std, c).reshape(c, 1, 1)
+    if xp is np:  # the same values without the temporary copies
+        out = np.subtract(data, m, dtype=_F32)
+        np.divide(out, s, out=out)
+        return out if data.dtype == _F32 else out.astype(data.dtype)
     out = (data.astype(_F32) - m) / s
     return out.astype(data.dtype)
 

@@ -28,6 +28,7 @@ LITE_MODULES = frozenset(
         "gluonjax._data.lite",
         "gluonjax._data.rng",
         "gluonjax._data.rotate",
+        "gluonjax._data.transport",
         "gluonjax._data.worker",
         "gluonjax.gluon.data.batchify",
         "gluonjax.gluon.data.dataset",

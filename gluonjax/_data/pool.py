@@ -27,6 +27,7 @@ import numpy as np
 
 from ..base import MXNetError
 from . import lite
+from .transport import Channel
 
 _BOOT = (
     "import importlib.util as u, sys\n"
@@ -123,8 +124,8 @@ def _main_spec():
     return None
 
 
-def _shutdown(procs, conns):
-    for c in conns:
+def _shutdown(procs, conns, channels):
+    for c in channels + conns:  # every handle on the sockets: the workers see EOF
         try:
             c.close()
         except OSError:
@@ -149,7 +150,7 @@ class WorkerPool:
         root = os.path.dirname(os.path.dirname(here))
         init = {"sys_path": list(sys.path), "main": _main_spec(), "payload": data, "full": full}
         self.num_workers = num_workers
-        self.procs, self.conns = [], []
+        self.procs, self.conns, self.channels = [], [], []
         try:
             for wid in range(num_workers):
                 mine, theirs = Pipe()
@@ -162,16 +163,17 @@ class WorkerPool:
                 theirs.close()
                 self.procs.append(proc)
                 self.conns.append(mine)
+                self.channels.append(Channel(mine))
                 mine.send_bytes(pickle.dumps(dict(init, seed=int(seed) + wid)))
         except BaseException:
-            _shutdown(self.procs, self.conns)
+            _shutdown(self.procs, self.conns, self.channels)
             raise
         self.broken = None
         self._owner = {}
         self._results = {}
         self._dropped = set()
         self._count = 0
-        self._finalizer = weakref.finalize(self, _shutdown, self.procs, self.conns)
+        self._finalizer = weakref.finalize(self, _shutdown, self.procs, self.conns, self.channels)
 
     def submit(self, key, indices):
         """Queue ``batchify([dataset[i] for i in indices])`` under ``key``."""
@@ -180,16 +182,13 @@ class WorkerPool:
         wid = self._count % self.num_workers
         self._count += 1
         self._owner[key] = (wid, list(indices))
-        self.conns[wid].send_bytes(pickle.dumps(("task", key, list(indices))))
+        freed = self.channels[wid].take_freed()  # shared-memory slots to reuse
+        self.conns[wid].send_bytes(pickle.dumps(("task", key, list(indices), freed)))
 
     def _read(self, wid, timeout):
-        conn = self.conns[wid]
-        if not conn.poll(timeout):
+        if not self.conns[wid].poll(timeout):
             return None
-        head, nbuf = pickle.loads(conn.recv_bytes())
-        body = conn.recv_bytes()
-        buffers = [conn.recv_bytes() for _ in range(nbuf)]
-        return head, body, buffers
+        return self.channels[wid].recv()
 
     def get(self, key, timeout):
         """The batch made for ``key`` (waits at most ``timeout`` seconds)."""

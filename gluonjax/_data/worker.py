@@ -20,8 +20,9 @@ import traceback
 import numpy as np
 
 from . import batch as _batch
-from . import lite, rng
+from . import lite, rng, transport
 from .batch import Batch
+from .transport import Channel
 
 
 class _Unpickler(pickle.Unpickler):
@@ -71,13 +72,6 @@ def _dump(obj):
     return f.getvalue(), buffers
 
 
-def _send(conn, head, body=b"", buffers=()):
-    conn.send_bytes(pickle.dumps((head, len(buffers))))
-    conn.send_bytes(body)
-    for b in buffers:
-        conn.send_bytes(b.raw())
-
-
 def _die_with_parent():
     try:
         import ctypes
@@ -116,6 +110,8 @@ def _seed(seed):
 def serve(conn):
     """Answer tasks on ``conn`` until it closes."""
     _batch.IN_WORKER[0] = True
+    channel = Channel(conn)
+    transport._WORKER[:] = [channel]
     init = pickle.loads(conn.recv_bytes())
     sys.path[:] = init["sys_path"]
     failed = None
@@ -136,9 +132,10 @@ def serve(conn):
             return
         if msg[0] == "stop":
             return
-        _, key, indices = msg
+        _, key, indices, freed = msg
+        channel.give_back(freed)
         if failed is not None:
-            _send(conn, ("err", key, dict(failed, indices=list(indices))))
+            channel.send(("err", key, dict(failed, indices=list(indices))))
             continue
         sample = None
         try:
@@ -148,9 +145,9 @@ def serve(conn):
                 samples.append(dataset[i])
             sample = None
             body, buffers = _dump(batchify_fn(samples))
-            _send(conn, ("ok", key), body, buffers)
+            channel.send(("ok", key), body, buffers)
         except Exception as err:
-            _send(conn, ("err", key, _error_info(err, sample, indices)))
+            channel.send(("err", key, _error_info(err, sample, indices)))
 
 
 def main(fd):

@@ -14,6 +14,8 @@ are accepted and warned about when set, not applied.
 
 from __future__ import annotations
 
+import collections
+import itertools
 import queue
 import threading
 import warnings
@@ -23,6 +25,7 @@ import numpy as np
 
 from .. import recordio
 from .._data import cv
+from .._data.batch import BufferPool, as_ndarray
 from ..base import MXNetError
 from .base import DataBatch, DataDesc, DataIter
 
@@ -56,9 +59,7 @@ _IGNORED = (
 
 
 def _nd(values):
-    from ..ndarray import array
-
-    return array(values, dtype=values.dtype)
+    return as_ndarray(values, fresh=True)  # each batch has its own (aligned) arrays
 
 
 class ImageRecordIter(DataIter):
@@ -165,12 +166,18 @@ class ImageRecordIter(DataIter):
             loaded = load(mean_img)
             arr = next(iter(loaded.values())) if isinstance(loaded, dict) else loaded[0]
             self._mean = arr.asnumpy().astype(np.float32)
-        self._scale = np.float32(scale)
         self._round = round_batch
         self._dtype = np.dtype(dtype)
+        self._scale = np.float32(scale)
+        # x - 0, x * 1 and x / 1 are x: a plain cast when nothing else is asked for
+        self._plain = (
+            not np.any(self._mean) and scale == 1 and not np.any(self._std != 1)
+        ) and self._dtype == np.float32
         self._names = (data_name, label_name)
-        self._pool = ThreadPoolExecutor(max(1, int(preprocess_threads)))
+        self._threads = max(1, int(preprocess_threads))
+        self._pool = ThreadPoolExecutor(self._threads)
         self._depth = max(1, int(prefetch_buffer))
+        self._buffers = BufferPool()
         self._local = threading.local()
         self._queue = None
         self._thread = None
@@ -205,7 +212,8 @@ class ImageRecordIter(DataIter):
             self._local.rec = r
         return r
 
-    def _load(self, key, draws):
+    def _load(self, key, draws, out):
+        """Decode and augment record ``key`` into ``out`` (C, H, W); its label back."""
         r = self._reader()
         if self._rec is not None:
             raw = r.read_idx(key)
@@ -213,12 +221,12 @@ class ImageRecordIter(DataIter):
             r._seek(key, key)
             raw = r.read()
         header, payload = recordio.unpack(raw)
-        img = cv.imdecode(payload, 0 if self.data_shape[0] == 1 else 1, True, what=f"record {key}")
-        img = self._augment(img, draws)
-        label = np.asarray(header.label, np.float32).reshape(-1)[: self.label_width]
-        return img, label
+        # decoded as OpenCV's BGR; _augment turns it to RGB while it copies it to CHW
+        img = cv.imdecode(payload, 0 if self.data_shape[0] == 1 else 1, False, what=f"record {key}")
+        self._augment(img, draws, out)
+        return np.asarray(header.label, np.float32).reshape(-1)[: self.label_width]
 
-    def _augment(self, img, draws):
+    def _augment(self, img, draws, out):
         rand_crop, rand_mirror, resize, interp = self._aug
         _, h, w = self.data_shape
         if resize > 0:
@@ -242,28 +250,67 @@ class ImageRecordIter(DataIter):
             y, x = y // 2, x // 2
         img = img[y : y + h, x : x + w]
         if rand_mirror and draws[2] < 0.5:
-            img = img[:, ::-1]
-        chw = np.moveaxis(img, 2, 0).astype(np.float32)
-        out = (chw - self._mean) * self._scale / self._std
-        return out.astype(self._dtype) if self._dtype != np.float32 else out
+            img = cv.cv2().flip(img, 1).reshape(img.shape)  # keeps a 1-channel axis
+        # uint8 HWC BGR -> CHW RGB first (a cheap copy), then one float32 pass into the batch:
+        # (x - mean) * scale / std in float32, as MXNet
+        chw = np.ascontiguousarray(np.moveaxis(img[:, :, ::-1], 2, 0))  # BGR -> RGB
+        if self._plain:
+            np.copyto(out, chw)
+            return
+        tmp = out if out.dtype == np.float32 else np.empty(out.shape, np.float32)
+        np.subtract(chw, self._mean, out=tmp, dtype=np.float32)
+        if self._scale != 1:
+            np.multiply(tmp, self._scale, out=tmp)
+        np.divide(tmp, self._std, out=tmp)
+        if tmp is not out:
+            np.copyto(out, tmp, casting="unsafe")
+
+    def _fill(self, keys, draws, data, labels, todo):
+        """One thread's share of a batch: images ``next(todo)`` until none are left."""
+        for i in todo:
+            if i >= len(keys):
+                return
+            labels[i] = self._load(keys[i], draws[i], data[i])
 
     # ------------------------------------------------------------ batches
+    def _start(self, keys, pad):
+        """Queue the images of one batch on the threads; (futures, data, labels, pad)."""
+        draws = self._rng.random((len(keys), 3))
+        data = self._buffers.take((len(keys),) + self.data_shape, self._dtype)
+        labels = [None] * len(keys)
+        todo = itertools.count()  # the threads take the next image as they finish one
+        jobs = [
+            self._pool.submit(self._fill, keys, draws, data, labels, todo)
+            for _ in range(min(self._threads, len(keys)))
+        ]
+        return jobs, data, labels, pad
+
+    def _finish(self, started):
+        jobs, data, labels, pad = started
+        for job in jobs:
+            job.result()
+        label = np.stack(labels)
+        if self.label_width == 1:
+            label = label.reshape(-1)
+        return data, label, pad
+
     def _batches(self, order):
+        """The batches of one pass; the next batch's images are queued before waiting for
+        this one's, so no thread idles at the end of a batch."""
         n, bs = len(order), self.batch_size
-        for start in range(0, n, bs):
-            keys = order[start : start + bs]
+        running = collections.deque()
+        for begin in range(0, n, bs):
+            keys = order[begin : begin + bs]
             pad = bs - len(keys)
             if pad and not self._round:
                 break
             if pad:
                 keys = keys + [order[i % n] for i in range(pad)]
-            draws = self._rng.random((len(keys), 3))
-            results = list(self._pool.map(self._load, keys, draws))
-            data = np.stack([r[0] for r in results])
-            label = np.stack([r[1] for r in results])
-            if self.label_width == 1:
-                label = label.reshape(-1)
-            yield data, label, pad
+            running.append(self._start(keys, pad))
+            if len(running) > 1:
+                yield self._finish(running.popleft())
+        while running:
+            yield self._finish(running.popleft())
 
     def _produce(self, order, q, stop):
         try:

@@ -169,6 +169,42 @@ def test_iterators_match_mxnet(tmp_path):
     assert len(list(pre)) == 3
 
 
+@pytest.mark.parametrize("channels", [3, 1])
+def test_image_record_iter_center_crop_and_mirror(channels):
+    import cv2
+
+    # reference: OpenCV's decode of each record (MXNet's decoder), center crop 16x16
+    r = mx.recordio.MXIndexedRecordIO(str(FIXTURES / "tiny.idx"), str(FIXTURES / "tiny.rec"), "r")
+    crops, labels = [], []
+    for k in r.keys:
+        header, payload = mx.recordio.unpack(r.read_idx(k))
+        img = cv2.imdecode(np.frombuffer(payload, np.uint8), 1 if channels == 3 else 0)
+        img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB) if channels == 3 else img[:, :, None]
+        y, x = (img.shape[0] - 16) // 2, (img.shape[1] - 16) // 2
+        crops.append(img[y : y + 16, x : x + 16].transpose(2, 0, 1).astype(np.float32))
+        labels.append(header.label)
+    it = mx.io.ImageRecordIter(
+        path_imgrec=str(FIXTURES / "tiny.rec"),
+        data_shape=(channels, 16, 16),
+        batch_size=4,
+        rand_mirror=True,
+        preprocess_threads=2,
+    )
+    mirrored = []
+    for _ in range(8):
+        it.reset()
+        batch = next(it)
+        x = batch.data[0].asnumpy()
+        assert x.shape == (4, channels, 16, 16) and x.dtype == np.float32
+        np.testing.assert_array_equal(batch.label[0].asnumpy(), labels)
+        for got, crop in zip(x, crops):
+            flipped = not np.array_equal(got, crop)
+            if flipped:
+                np.testing.assert_array_equal(got, crop[:, :, ::-1])
+            mirrored.append(flipped)
+    assert any(mirrored) and not all(mirrored)
+
+
 def test_im2rec_round_trip(tmp_path):
     root = str(FIXTURES / "images")
     prefix = str(tmp_path / "data")

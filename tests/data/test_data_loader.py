@@ -102,6 +102,54 @@ def test_loader_values_in_order(workers, threads):
     assert len(loader) == 3
 
 
+@pytest.mark.parametrize("padded", [False, True])
+def test_batches_from_workers_stay_intact_while_their_memory_is_reused(padded):
+    # batches of 4 samples of 48 KiB travel in shared memory (stacked straight into it,
+    # or copied into it when a batchify function made them); numpy-only data set: the
+    # workers stay jax-free and start fast
+    images = np.arange(24, dtype=np.float32).repeat(3 * 64 * 64).reshape(24, 3, 64, 64)
+    data = gdata.ArrayDataset(images, np.arange(24))
+    fn = gdata.batchify.Group(gdata.batchify.Pad(val=0), gdata.batchify.Stack()) if padded else None
+    loader = gdata.DataLoader(data, batch_size=4, shuffle=True, num_workers=2, batchify_fn=fn)
+
+    def check(batch):  # sample i is filled with i: each image must match its label
+        x, y = batch[0].asnumpy(), batch[1].asnumpy()
+        np.testing.assert_array_equal(x, images[y])
+
+    kept = list(loader)  # held: each batch keeps its shared memory
+    for _ in range(4):  # dropped at once: their memory goes back to the workers (and other
+        for batch in loader:  # samples, in a new order, are written to it)
+            check(batch)
+    kept += list(loader)
+    for batch in kept:
+        check(batch)
+    # 12 batches held, a few in flight: reused memory, not one mapping per batch (36)
+    assert sum(len(c._maps) for c in loader._pool.channels) <= 20
+
+
+def test_reused_batch_memory_waits_for_the_batch_to_die():
+    import gc
+
+    from gluonjax._data.batch import BufferPool, as_ndarray
+
+    pool = BufferPool()
+    a = pool.take((4, 3, 64, 64), np.float32)  # 192 KiB: jax uses it in place
+    a[...] = 1
+    first = as_ndarray(a, fresh=True)
+    del a
+    gc.collect()
+    b = pool.take((4, 3, 64, 64), np.float32)  # must not be the memory of `first`
+    b[...] = 2
+    np.testing.assert_array_equal(first.asnumpy(), np.ones((4, 3, 64, 64), np.float32))
+    second = as_ndarray(b, fresh=True)
+    del b, first
+    gc.collect()
+    c = pool.take((4, 3, 64, 64), np.float32)  # now it may (and does) reuse `first`'s
+    c[...] = 3
+    np.testing.assert_array_equal(second.asnumpy(), np.full((4, 3, 64, 64), 2, np.float32))
+    assert len(pool._idle) == 0
+
+
 def test_worker_error_names_the_sample_and_keeps_the_traceback():
     loader = gdata.DataLoader(Failing(), batch_size=3, num_workers=2)
     with pytest.raises(ValueError) as info:
