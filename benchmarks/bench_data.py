@@ -64,6 +64,8 @@ def epoch():
 _TORCH = """
 import cv2, numpy as np, random, math, os, torch
 from torch.utils.data import Dataset, DataLoader
+cv2.setNumThreads(1)  # as gluonjax's decoding; torch's workers also use 1 thread each
+torch.set_num_threads(1)
 MEAN = np.array([0.485, 0.456, 0.406], np.float32).reshape(3, 1, 1)
 STD = np.array([0.229, 0.224, 0.225], np.float32).reshape(3, 1, 1)
 class Folder(Dataset):

@@ -62,6 +62,16 @@ def imdecode(buf, flag=1, to_rgb=True, what="buffer"):
     return img
 
 
+def planes(img):
+    """The channels of an HWC image as contiguous 2-D arrays (``cv::split``: one pass,
+    several times faster than numpy's transposing copy)."""
+    if img.shape[2] == 1:
+        return [img[:, :, 0]]
+    if img.dtype in (np.uint8, np.float32) and img.shape[2] <= 4:
+        return list(cv2().split(img))
+    return [np.ascontiguousarray(img[:, :, c]) for c in range(img.shape[2])]
+
+
 def imread(filename, flag=1, to_rgb=True):
     """Read and decode an image file (see :func:`imdecode`)."""
     try:

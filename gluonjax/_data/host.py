@@ -118,6 +118,12 @@ class ToTensor(Transform):
             raise ValueError(
                 f"ToTensor: input must be (H, W, C) or (N, H, W, C), got shape {img.shape}"
             )
+        if img.ndim == 3:  # per channel from contiguous planes: the same values, faster
+            planes = cv.planes(img)
+            out = np.empty((len(planes),) + img.shape[:2], np.float32)
+            for c, plane in enumerate(planes):
+                np.divide(plane, np.float32(255.0), out=out[c], dtype=np.float32)
+            return out
         return np.ascontiguousarray(kernels.to_tensor(np, img))
 
 

@@ -170,14 +170,12 @@ class ImageRecordIter(DataIter):
         self._dtype = np.dtype(dtype)
         self._scale = np.float32(scale)
         # x - 0, x * 1 and x / 1 are x: a plain cast when nothing else is asked for
-        self._plain = (
-            not np.any(self._mean) and scale == 1 and not np.any(self._std != 1)
-        ) and self._dtype == np.float32
+        self._plain = not np.any(self._mean) and scale == 1 and not np.any(self._std != 1)
         self._names = (data_name, label_name)
         self._threads = max(1, int(preprocess_threads))
         self._pool = ThreadPoolExecutor(self._threads)
         self._depth = max(1, int(prefetch_buffer))
-        self._buffers = BufferPool()
+        self._buffers = BufferPool(keep=self._depth + 3)  # the batches a pass keeps alive
         self._local = threading.local()
         self._queue = None
         self._thread = None
@@ -251,17 +249,18 @@ class ImageRecordIter(DataIter):
         img = img[y : y + h, x : x + w]
         if rand_mirror and draws[2] < 0.5:
             img = cv.cv2().flip(img, 1).reshape(img.shape)  # keeps a 1-channel axis
-        # uint8 HWC BGR -> CHW RGB first (a cheap copy), then one float32 pass into the batch:
-        # (x - mean) * scale / std in float32, as MXNet
-        chw = np.ascontiguousarray(np.moveaxis(img[:, :, ::-1], 2, 0))  # BGR -> RGB
-        if self._plain:
-            np.copyto(out, chw)
-            return
+        # uint8 HWC BGR -> one contiguous plane per channel, RGB order; then one float32
+        # pass per plane into the batch: (x - mean) * scale / std in float32, as MXNet
+        planes = cv.planes(img)[::-1]
         tmp = out if out.dtype == np.float32 else np.empty(out.shape, np.float32)
-        np.subtract(chw, self._mean, out=tmp, dtype=np.float32)
-        if self._scale != 1:
-            np.multiply(tmp, self._scale, out=tmp)
-        np.divide(tmp, self._std, out=tmp)
+        for c, plane in enumerate(planes):
+            if self._plain:
+                np.copyto(tmp[c], plane)
+                continue
+            np.subtract(plane, self._mean[c], out=tmp[c], dtype=np.float32)
+            if self._scale != 1:
+                np.multiply(tmp[c], self._scale, out=tmp[c])
+            np.divide(tmp[c], self._std[c], out=tmp[c])
         if tmp is not out:
             np.copyto(out, tmp, casting="unsafe")
 

@@ -208,11 +208,14 @@ def test_image_record_iter_center_crop_and_mirror(channels):
 def test_im2rec_round_trip(tmp_path):
     root = str(FIXTURES / "images")
     prefix = str(tmp_path / "data")
-    env = dict(os.environ, PYTHONPATH=str(FIXTURES.parents[2]))
-    cmd = [sys.executable, "-m", "gluonjax.tools.im2rec", prefix, root, "--quiet"]
-    subprocess.run(cmd + ["--list", "--recursive", "--no-shuffle"], check=True, env=env)
+    from gluonjax.tools import im2rec
+
+    im2rec.main([prefix, root, "--quiet", "--list", "--recursive", "--no-shuffle"])
     lines = (tmp_path / "data.lst").read_text().splitlines()
     assert lines[0] == "0\t0.000000\tcat/cat0.jpg" and len(lines) == 4
+    # the command line, as users run it
+    env = dict(os.environ, PYTHONPATH=str(FIXTURES.parents[2]))
+    cmd = [sys.executable, "-m", "gluonjax.tools.im2rec", prefix, root, "--quiet"]
     subprocess.run(cmd + ["--pass-through"], check=True, env=env)
     ds = vision.ImageRecordDataset(prefix + ".rec")
     np.testing.assert_array_equal(ds[3][0].asnumpy(), REF["imread_3"])
