@@ -33,8 +33,10 @@ def batchify(data, stack_nd, to_array):
     ``stack_nd(list of NDArrays)`` and ``to_array(numpy array)`` make the output arrays.
     """
     first = data[0]
-    if _is_ndarray(first) or isinstance(first, np.ndarray):
-        return stack_nd(data)  # numpy arrays too: np.asarray of them is their stack
+    if _is_ndarray(first):
+        return stack_nd(data)
+    if isinstance(first, np.ndarray) and all(isinstance(d, np.ndarray) for d in data):
+        return stack_nd(data)  # np.asarray of numpy arrays is their stack (made faster)
     if isinstance(first, tuple):
         return [batchify(list(field), stack_nd, to_array) for field in zip(*data)]
     arr = np.asarray(data)

@@ -13,7 +13,7 @@ Examples
 >>> mx.image.resize_short(img, 20).shape
 (20, 30, 3)
 >>> out, box = mx.image.center_crop(img, (16, 16)); out.shape, box
-((16, 16, 3), (10, 0, 40, 40))
+((16, 16, 3), (22, 12, 16, 16))
 """
 
 from __future__ import annotations

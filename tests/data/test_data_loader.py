@@ -240,3 +240,8 @@ def test_batchify_functions():
     assert out.shape == (2, 4) and lengths.asnumpy().tolist() == [2, 4]
     assert [a.shape for a in bf.Append()([np.ones(2), np.ones(3)])] == [(1, 2), (1, 3)]
     assert bf.List()(["a", "b"]) == ["a", "b"] and bf.Tuple is bf.Group
+    # numpy arrays (stacked), also mixed with lists (numpy.asarray), as MXNet's default
+    big = [np.full((3, 80, 80), i, np.float32) for i in range(3)]  # large: aligned stack
+    np.testing.assert_array_equal(gdata.dataloader.default_batchify_fn(big).asnumpy(), big)
+    mixed = gdata.dataloader.default_batchify_fn([np.ones(2, np.float32), [3.0, 4.0]])
+    np.testing.assert_array_equal(mixed.asnumpy(), [[1, 1], [3, 4]])

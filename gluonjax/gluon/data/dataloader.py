@@ -3,10 +3,11 @@
 With ``num_workers > 0`` the samples are loaded and batched by fresh worker
 processes (:mod:`gluonjax._data.pool`), never forked from this process: a fork of
 a process running jax can deadlock. The workers run the vision datasets and
-transforms on numpy without importing jax, and batch with numpy; the main process
-receives NDArrays. A worker's exception is raised here with its traceback and the
-index of the sample; a worker that dies or stays silent for ``timeout`` seconds
-raises instead of hanging. A data set that cannot be pickled (a lambda transform,
+transforms on numpy without importing jax, and batch with numpy into shared memory
+that the main process's NDArrays then use in place (:mod:`gluonjax._data.transport`).
+A worker's exception is raised here with its traceback and the index of the
+sample; a worker that dies or stays silent for ``timeout`` seconds raises instead
+of hanging. A data set that cannot be pickled (a lambda transform,
 say) falls back to ``thread_pool=True`` with a warning.
 
 Examples
