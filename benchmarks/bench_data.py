@@ -8,9 +8,13 @@ The JPEGs (256x256, a few hundred) are made in a temporary folder at run time, a
   the same code in its own interpreter (``.venv-mxnet``). torch (when installed) runs
   ``torch.utils.data.DataLoader`` (``persistent_workers=True``) over the same steps
   written by hand with OpenCV/numpy (torchvision has no CPU build here), so the row
-  compares the loaders, not the decoders. Targets: >= MXNet's images/s, >= 0.9x torch's.
+  compares the loaders, not the decoders; its OpenCV and torch ops run single-threaded
+  in each process, as gluonjax's (torch's default threads make its num_workers=0 row
+  several times slower on a busy 2-core machine). Targets: >= MXNet's images/s,
+  >= 0.9x torch's.
 * ImageRecordIter: 224x224 random crops and mirrors of the ``.rec``, batch 64,
-  ``preprocess_threads=2``, against MXNet's. Target: >= MXNet's images/s.
+  ``preprocess_threads=2``, against MXNet's (more rounds: its epochs are short).
+  Target: >= MXNet's images/s.
 
 Each contender is a long-lived process that runs one epoch when asked; the epochs of
 the contenders alternate, round after round, so a burst of load on the machine hits
@@ -269,7 +273,7 @@ def run(n=None):
             if MXNET_PY.exists()
             else None,
         }
-        _race(race, rounds)
+        _race(race, 2 * rounds)
         if race["ours"].error:
             print(f"  ImageRecordIter failed: {race['ours'].error}")
         else:

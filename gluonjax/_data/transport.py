@@ -34,7 +34,7 @@ import numpy as np
 from .batch import aligned_empty
 
 SHM_MIN = 1 << 16
-MAX_IDLE_SLOTS = 8
+MAX_IDLE_SLOTS = 4
 _HAVE_MEMFD = hasattr(os, "memfd_create") and hasattr(socket, "send_fds")
 _WORKER = []  # the worker process's Channel (set by gluonjax._data.worker)
 
@@ -81,6 +81,7 @@ class Channel:
         self._next_id = 0
         self._idle = []  # ids of slots the main process gave back
         self._taken = {}  # address -> slot id, slots handed out by slot_array for this task
+        self._closed = []  # ids of closed slots the main process still maps
         # main side
         self._maps = {}  # slot id -> the slot's mmap
         self._freed = collections.deque()  # slot ids whose arrays were collected
@@ -107,10 +108,12 @@ class Channel:
         return slot.array
 
     def give_back(self, ids):
-        """The main process is done with slots ``ids``; keep a few for reuse."""
+        """The main process is done with slots ``ids``; keep a few for reuse, close the
+        others (the main process drops its mappings when the next message says so)."""
         self._idle.extend(i for i in ids if i in self._slots)
         while len(self._idle) > MAX_IDLE_SLOTS:
             slot = self._slots.pop(self._idle.pop(0))
+            self._closed.append(slot.id)
             if slot.fd is not None:
                 os.close(slot.fd)
             slot.array = None
@@ -140,7 +143,8 @@ class Channel:
                         new_fds.append(slot)
                 else:
                     kinds.append(("inline", v.nbytes))
-            self.conn.send_bytes(pickle.dumps((head, kinds)))
+            self.conn.send_bytes(pickle.dumps((head, kinds, self._closed)))
+            self._closed = []
             self.conn.send_bytes(body)
             for v, kind in zip(views, kinds):
                 if kind[0] == "inline":
@@ -159,7 +163,9 @@ class Channel:
         """``(head, body, buffers)`` of the next message; buffers are aligned numpy
         uint8 arrays that nobody else writes to while they live (jax can use them in
         place). A slot returns to the worker when its buffer's arrays are collected."""
-        head, kinds = pickle.loads(self.conn.recv_bytes())
+        head, kinds, closed = pickle.loads(self.conn.recv_bytes())
+        for sid in closed:  # the worker closed these: unmapped once no array uses them
+            self._maps.pop(sid, None)
         body = self.conn.recv_bytes()
         buffers = []
         for kind in kinds:
