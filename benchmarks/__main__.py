@@ -18,6 +18,7 @@ ROWS = [
     "bench_detect",
     "bench_zoo",
     "bench_rnn",
+    "bench_data",
 ]
 
 

@@ -24,6 +24,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     contrib,  # noqa: E402
     executor,
     gluon,  # noqa: E402
+    image,
     initializer,  # noqa: E402
     io,
     kvstore,
@@ -38,6 +39,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     optimizer,  # noqa: E402
     profiler,
     random,
+    recordio,
     rnn,
     runtime,
     symbol,  # noqa: E402
@@ -130,4 +132,6 @@ __all__ = [
     "is_np_array",
     "use_np_array",
     "use_np",
+    "image",
+    "recordio",
 ]

@@ -99,7 +99,10 @@ def seed(seed_state, ctx="all"):
     >>> bool((a == b).all())
     True
     """
+    from ._data import rng as _host_rng  # the image ops' host draws (flips, jitter)
+
     value = _seed_int(seed_state)
+    _host_rng.seed(value)
     with _lock:
         if isinstance(ctx, str):
             if ctx != "all":

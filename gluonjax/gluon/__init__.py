@@ -1,7 +1,8 @@
-"""``gluonjax.gluon``: Blocks, Parameters, layers (``nn``)."""
+"""``gluonjax.gluon``: Blocks, Parameters, layers (``nn``), data (``data``)."""
 
 from . import (  # noqa: F401
     contrib,
+    data,  # (after nn: the transforms are Blocks)
     loss,  # noqa: F401
     model_zoo,
     nn,
@@ -29,4 +30,5 @@ __all__ = [
     "Trainer",
     "DeferredInitializationError",
     "SymbolBlock",
+    "data",
 ]

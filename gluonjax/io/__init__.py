@@ -1,4 +1,4 @@
-"""``mx.io``: data descriptions, batches and iterators for the Module API.
+"""``mx.io``: data descriptions, batches and iterators (arrays, MNIST, CSV, LibSVM, RecordIO).
 
 :class:`NDArrayIter` follows MXNet 1.9.1 batch for batch: inputs are sorted by
 name, numpy inputs become float32 NDArrays, and ``last_batch_handle`` is
@@ -18,6 +18,19 @@ Examples
 from __future__ import annotations
 
 from .base import DataBatch, DataDesc, DataIter
+from .file_iters import CSVIter, LibSVMIter, MNISTIter, PrefetchingIter
+from .image_record_iter import ImageRecordIter
 from .ndarray_iter import NDArrayIter, ResizeIter
 
-__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "ResizeIter"]
+__all__ = [
+    "DataDesc",
+    "DataBatch",
+    "DataIter",
+    "NDArrayIter",
+    "ResizeIter",
+    "PrefetchingIter",
+    "MNISTIter",
+    "CSVIter",
+    "LibSVMIter",
+    "ImageRecordIter",
+]

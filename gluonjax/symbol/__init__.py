@@ -126,3 +126,6 @@ linalg = _contrib_mod.prefixed(
 _internal = _contrib_mod.prefixed(
     __import__(__name__, fromlist=["x"]), "_internal", "", "Every operator, by its MXNet name."
 )
+image = _contrib_mod.prefixed(
+    __import__(__name__, fromlist=["x"]), "image", "_image_", "Image operators (``_image_*``)."
+)

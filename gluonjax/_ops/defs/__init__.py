@@ -9,6 +9,7 @@ from . import (  # noqa: F401  # noqa: F401,E402
     deform_conv,
     elemwise,
     getitem,
+    image,
     index,
     index_seq,
     linalg,

@@ -1,0 +1,1 @@
+"""Command-line tools (``python -m gluonjax.tools.im2rec``)."""
