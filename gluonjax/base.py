@@ -31,6 +31,17 @@ __all__ = [
     "HybridizationError",
     "FileFormatError",
     "ParameterMismatchError",
+    "IndexOutOfRangeError",
+    "DuplicateParameterError",
+    "ForwardOutputError",
+    "InputWriteError",
+    "InvalidArgumentError",
+    "FileError",
+    "MissingFileError",
+    "IsADirectoryFileError",
+    "NotADirectoryFileError",
+    "FilePermissionError",
+    "file_error",
     "NotImplementedForSymbol",
     "mx_real_t",
 ]
@@ -80,6 +91,100 @@ class ParameterMismatchError(MXNetError, KeyError):
 
     def __str__(self):  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
+
+
+class IndexOutOfRangeError(MXNetError, IndexError):
+    """An index past the end of an axis (``a[5]`` on 2 rows, ``take(..., mode='raise')``,
+    an ``Embedding`` index ``>= input_dim``). MXNet raises ``IndexError``."""
+
+
+class DuplicateParameterError(MXNetError, ValueError, AssertionError):
+    """Two different Parameters with one name in one ``collect_params()`` scope
+    (MXNet 1.9.1 fails an ``assert`` there, so ``AssertionError`` is a base too)."""
+
+
+class ForwardOutputError(MXNetError, TypeError):
+    """``forward``/``hybrid_forward`` returned something that is not an NDArray/Symbol
+    (None, a Python number, a numpy array), or was called with numpy arrays."""
+
+
+class InputWriteError(MXNetError, ValueError):
+    """A hybridized forward wrote in place into one of its inputs."""
+
+
+class InvalidArgumentError(MXNetError, ValueError):
+    """An argument with a value the function cannot take (``trainer.step(0)``, a
+    malformed regular expression in ``collect_params``)."""
+
+
+class FileError(MXNetError, OSError):
+    """A file could not be read or written; names the path the user gave.
+
+    ``errno``, ``strerror`` and ``filename`` are set as on ``OSError``.
+    """
+
+    def __init__(self, message, errno=None, strerror=None, filename=None):
+        RuntimeError.__init__(self, message)
+        self.errno, self.strerror, self.filename = errno, strerror, filename
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingFileError(FileError, FileNotFoundError):
+    """The file (or its folder) does not exist."""
+
+
+class IsADirectoryFileError(FileError, IsADirectoryError):
+    """A folder was given where a file is needed."""
+
+
+class NotADirectoryFileError(FileError, NotADirectoryError):
+    """A part of the path that should be a folder is a file."""
+
+
+class FilePermissionError(FileError, PermissionError):
+    """The file or its folder may not be read or written."""
+
+
+_FILE_ERRORS = (
+    (FileNotFoundError, MissingFileError, "check the path, or create its folder first"),
+    (IsADirectoryError, IsADirectoryFileError, "give a file name, not a folder"),
+    (NotADirectoryError, NotADirectoryFileError, "a part of the path is a file, not a folder"),
+    (PermissionError, FilePermissionError, "check the file's and its folder's permissions"),
+)
+
+
+def file_error(err, path, action):
+    """The :class:`FileError` for an ``OSError`` ``err`` met while ``action`` ``path``.
+
+    The message names ``path`` (the user's, never a temporary file) and the fix.
+
+    Parameters
+    ----------
+    err : OSError
+        The error the OS raised.
+    path : str or os.PathLike
+        The path the user gave.
+    action : str
+        What was being done, e.g. ``"reading"``, ``"writing"``.
+
+    Examples
+    --------
+    >>> e = file_error(FileNotFoundError(2, "No such file or directory"), "a/b.params", "reading")
+    >>> isinstance(e, FileNotFoundError), e.filename
+    (True, 'a/b.params')
+    """
+    if isinstance(err, FileError):
+        return err
+    path = os.fspath(path)
+    cls, fix = FileError, "check the path and the disk"
+    for base, sub, hint in _FILE_ERRORS:
+        if isinstance(err, base):
+            cls, fix = sub, hint
+            break
+    why = err.strerror or str(err)
+    return cls(f"{action} {path!r} failed: {why}; {fix}", err.errno, err.strerror, path)
 
 
 class NotImplementedForSymbol(MXNetError):

@@ -6,7 +6,9 @@ import os
 import secrets
 import stat
 
-__all__ = ["atomic_write"]
+from ..base import file_error
+
+__all__ = ["atomic_write", "read_bytes"]
 
 
 def _chunks(data):
@@ -41,7 +43,47 @@ def atomic_write(path, data):
     b'abc'
     """
     path = os.fspath(path)
+    try:
+        _write(path, data)
+    except OSError as err:  # name the user's path, never the temporary file
+        raise file_error(err, path, "writing") from None
+
+
+def read_bytes(path, what="reading"):
+    """The bytes of the file at ``path``; OS errors become a :class:`FileError` naming it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+    what : str
+        What is being done, for the message (``"reading parameter file"``).
+
+    Returns
+    -------
+    bytes
+
+    Examples
+    --------
+    >>> from gluonjax._io.atomic import read_bytes
+    >>> try:
+    ...     read_bytes("no/such/file.params")
+    ... except FileNotFoundError as e:
+    ...     print(e.filename)
+    no/such/file.params
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise file_error(err, path, what) from None
+
+
+def _write(path, data):
     folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "Is a directory", path)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:

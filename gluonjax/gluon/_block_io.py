@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from .._io.atomic import atomic_write
+from .._io.atomic import atomic_write, read_bytes
 from ..base import FileFormatError
 
 __all__ = ["save_model", "load_model"]
@@ -56,8 +56,7 @@ def save_model(block, prefix):
 def load_model(block, prefix):
     """Restore names from ``prefix-model.json`` into ``block`` and load its parameters."""
     fname = prefix + "-model.json"
-    with open(fname) as f:
-        model = json.load(f)
+    model = json.loads(read_bytes(fname, "reading model file").decode("utf-8"))
     index = [0]
 
     def visit(blk, structure):

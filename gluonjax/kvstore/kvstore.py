@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from .._io.atomic import atomic_write
+from .._io.atomic import atomic_write, read_bytes
 from ..ndarray.ndarray import NDArray
 from . import _compression
 from .base import KVStoreBase, KVStoreError
@@ -303,8 +303,7 @@ class KVStore(KVStoreBase):
                 "kvstore.load_optimizer_states: this store has no optimizer; call "
                 "set_optimizer first"
             )
-        with open(fname, "rb") as f:
-            self._updater.set_states(f.read())
+        self._updater.set_states(read_bytes(fname, "reading optimizer states"))
 
     # ------------------------------------------------------------ compression
     def set_gradient_compression(self, compression_params):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import jax
 
-from .._io.atomic import atomic_write
+from .._io.atomic import atomic_write, read_bytes
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..optimizer import Updater
@@ -131,8 +131,7 @@ class ModuleKVStore:
 
     def load_optimizer_states(self, fname):
         """Read states written by :meth:`save_optimizer_states`."""
-        with open(fname, "rb") as f:
-            self._updater.set_states(f.read())
+        self._updater.set_states(read_bytes(fname, "reading optimizer states"))
 
 
 def save(module, fname):
@@ -146,5 +145,4 @@ def load(module, fname):
     if module._update_on_kvstore:
         module._kvstore.load_optimizer_states(fname)
         return
-    with open(fname, "rb") as f:
-        module._updater.set_states(f.read())
+    module._updater.set_states(read_bytes(fname, "reading optimizer states"))

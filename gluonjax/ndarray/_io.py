@@ -17,7 +17,7 @@ import os
 import jax
 import numpy as np
 
-from .._io.atomic import atomic_write
+from .._io.atomic import atomic_write, read_bytes
 from .._io.ndformat import SparseRecord, read_arrays, write_arrays
 from ..base import FileFormatError
 from ..context import current_context
@@ -77,12 +77,7 @@ def load(fname):
     MXNet before 0.9 (V0 records) load too. Nothing in the file is unpickled or executed.
     """
     path = os.fspath(fname)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except IsADirectoryError:
-        raise FileFormatError(f"{path}: is a directory, not an NDArray file") from None
-    return _from_bytes(raw, path)
+    return _from_bytes(read_bytes(path, "reading NDArray file"), path)
 
 
 def load_frombuffer(buf):

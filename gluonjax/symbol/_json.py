@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 
+from .._io.atomic import read_bytes
 from .._ops import registry as _reg
 from ..base import FileFormatError, MXNetError
 from ._node import topo
@@ -189,11 +190,7 @@ def load(fname):
     """A Symbol from an MXNet ``-symbol.json`` file (``mx.sym.load``)."""
     if not isinstance(fname, (str, os.PathLike)):
         raise MXNetError(f"load: fname must be a path, got {type(fname).__name__}")
-    try:
-        with open(fname, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        raise FileFormatError(f"cannot read symbol file {os.fspath(fname)!r}: {err}") from None
+    data = read_bytes(fname, "reading symbol file")
     try:
         return load_json(data)
     except FileFormatError as err:
