@@ -19,7 +19,7 @@ from typing import Any
 
 import jax
 
-from ..base import AttrError, OpError, ShapeError
+from ..base import AttrError, IndexOutOfRangeError, OpError, ShapeError
 from .attrs import REQUIRED, Attr, attr_to_str, dtype_of  # noqa: F401  (re-exported)
 
 __all__ = ["Attr", "Op", "register", "get", "list_ops", "REQUIRED", "dtype_of"]
@@ -52,6 +52,9 @@ class Op:
     mode: bool = False
     random: bool = False
     infer_args: Callable | None = None  # fn(attrs, in_shapes: dict) -> dict of arg shapes
+    # eager only: fn(attrs: dict, arrays) -> None, raises on bad input *values* (bounds of
+    # take(mode='raise'), Embedding indices); never called on traced values
+    check: Callable | None = None
     head_free: bool = False  # gradient ignores the head gradient (MXNet's loss outputs)
     doc: str = ""
     aliases: tuple = ()
@@ -174,7 +177,7 @@ class Op:
 
     def fail(self, err, args, static_key):
         """Turn an exception from the implementation into an OpError."""
-        if isinstance(err, OpError):
+        if isinstance(err, (OpError, IndexOutOfRangeError)):
             return err
         shapes = ", ".join(
             f"{tuple(getattr(a, 'shape', ()))}:{getattr(a, 'dtype', type(a).__name__)}"

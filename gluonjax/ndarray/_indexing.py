@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import autograd as _ag
 from .._ops import registry as _reg
+from .._ops.bounds import check_key
 from ..base import MXNetError
 from ._invoke import check_write, invoke
 
@@ -111,6 +112,8 @@ def _as_slices(static, shape):
 def getitem(arr, key):
     """``arr[key]``; a contiguous basic index gives a view sharing memory (MXNet)."""
     static, arrays = canonical(key)
+    if arrays:  # index arrays: one host-side check of their values (ints: in the kernel)
+        check_key(static, arr.shape, "NDArray[...]", [a._data for a in arrays])
     res = invoke(_GET, (arr, *arrays), {"key": static})
     if arrays or res._node is not None or _ag.is_recording():
         return res
@@ -152,6 +155,8 @@ def setitem(arr, key, value):
     static, arrays = canonical(key)
     if not isinstance(value, NDArray):
         value = NDArray(np.asarray(value, dtype=arr.dtype))
+    if arrays:
+        check_key(static, arr.shape, "NDArray[...] = value", [a._data for a in arrays])
     if not arrays and value.ndim > 0:
         value = _drop_leading_ones(arr, static, value)
     res = invoke(_SET, (arr, value, *arrays), {"key": static})

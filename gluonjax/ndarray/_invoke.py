@@ -43,6 +43,8 @@ def invoke(op, args, kwargs, out=None):
     if op.random:
         arrays[0:0] = _random.key_and_counter()
     arrays.extend(dyn)
+    if op.check is not None:  # value checks (take mode='raise'); ops without one pay nothing
+        op.check(op.attr_dict(static_key), arrays)
     if _st.recording and any(isinstance(a, NDArray) and needs_grad(a) for a in args):
         res, node_fn = _recorded(op, static_key, args, arrays, NDArray)
     else:

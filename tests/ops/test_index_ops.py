@@ -87,6 +87,12 @@ def test_take(axis, mode, ishape):
     a = RNG.randn(3, 4, 2)
     n = a.shape[axis]
     idx = RNG.randint(-n - 1, n + 2, ishape).astype(np.float32)
+    if mode == "raise":  # MXNet raises on an index outside [0, n); in range it gathers
+        bad = idx.copy()
+        bad.flat[0] = n
+        with pytest.raises(IndexError, match=f"index {n} is out of bounds"):
+            nd.take(nd.array(a), nd.array(bad), axis=axis, mode=mode)
+        idx = RNG.randint(0, n, ishape).astype(np.float32)
     ii = fix(idx, n, "wrap" if mode == "wrap" else "clip")
     ref = np.take(a, ii, axis=axis)
     out = nd.take(nd.array(a), nd.array(idx), axis=axis, mode=mode)

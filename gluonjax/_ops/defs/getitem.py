@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from ..bounds import check_key
 from ..registry import Attr, register
 
 
@@ -32,7 +33,11 @@ def build_index(key, arrays):
 
 @register("_getitem", variadic=True, attrs={"key": Attr("raw", ())})
 def getitem(data, *index, key):
-    """``data[key]``; a result made 0-d by integer indices has shape (1,) as in MXNet."""
+    """``data[key]``; a result made 0-d by integer indices has shape (1,) as in MXNet.
+
+    An integer index past its axis raises ``IndexError`` (checked against the static
+    shape when the kernel is traced)."""
+    check_key(key, data.shape, "NDArray[...]")
     out = data[build_index(key, index)]
     if out.ndim == 0:
         out = out.reshape(1)
@@ -42,6 +47,7 @@ def getitem(data, *index, key):
 @register("_setitem", variadic=True, attrs={"key": Attr("raw", ())})
 def setitem(data, value, *index, key):
     """A copy of ``data`` with ``data[key] = value`` (value broadcast to the slot)."""
+    check_key(key, data.shape, "NDArray[...] = value")
     idx = build_index(key, index)
     slot = data[idx].shape
     value = jnp.asarray(value, data.dtype)

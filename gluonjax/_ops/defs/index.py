@@ -9,6 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ..bounds import check_values
 from ..registry import Attr, register
 
 
@@ -87,6 +88,15 @@ def one_hot(indices, *, depth, on_value, off_value, dtype):
     return jnp.where(hot, jnp.asarray(on_value, dtype), jnp.asarray(off_value, dtype))
 
 
+def _take_check(attrs, arrays):
+    """``mode='raise'``: indices outside ``[0, n)`` raise IndexError (eager values only)."""
+    if attrs["mode"] == "raise":
+        a, idx = arrays[0], arrays[1]
+        shape = tuple(getattr(a, "shape", ()))
+        ax = _axis(attrs["axis"], len(shape))
+        check_values(idx, 0, shape[ax], ax, shape, "take(mode='raise')")
+
+
 @register(
     "take",
     inputs=("a", "indices"),
@@ -94,12 +104,14 @@ def one_hot(indices, *, depth, on_value, off_value, dtype):
         "axis": Attr("int", 0),
         "mode": Attr("str", "clip", choices=("clip", "raise", "wrap")),
     },
+    check=_take_check,
 )
 def take(a, indices, *, axis, mode):
     """Slices of ``a`` along ``axis`` at ``indices``: output shape
     ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``.
 
-    ``mode='raise'`` is treated as ``clip`` (jax cannot raise on data values)."""
+    ``mode='raise'``: in eager mode an index outside ``[0, n)`` raises ``IndexError``;
+    inside a traced (hybridized) program, where values are unknown, it clips."""
     ax = _axis(axis, a.ndim)
     idx = _fix_mode(_int(indices), a.shape[ax], "wrap" if mode == "wrap" else "clip")
     return jnp.take(a, idx, axis=ax)

@@ -7,6 +7,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from ..bounds import check_values
 from ..precise import expm1
 from ..registry import Attr, register
 from . import _subgrad
@@ -218,8 +219,20 @@ for _kind in ("softmax", "log_softmax", "softmin"):
         "sparse_grad": Attr("bool", False),
     },
     infer_args=lambda a, s: {"weight": (a["input_dim"], a["output_dim"])},
+    check=lambda a, arrays: check_values(
+        arrays[0], 0, a["input_dim"], 0, (a["input_dim"], a["output_dim"]), "Embedding"
+    ),
 )
 def embedding(data, weight, *, input_dim, output_dim, dtype, sparse_grad):
-    """Rows of ``weight`` picked by the (float or int) indices in ``data`` (clipped)."""
+    """Rows of ``weight`` picked by the (float or int) indices in ``data``.
+
+    In eager mode an index outside ``[0, input_dim)`` raises ``IndexError`` (MXNet 1.9.1
+    clips silently there); inside a traced (hybridized) program indices are clipped, as
+    in MXNet. ``weight`` must have shape ``(input_dim, output_dim)``."""
+    if tuple(weight.shape) != (input_dim, output_dim):
+        raise ValueError(
+            f"weight has shape {tuple(weight.shape)} but input_dim={input_dim}, "
+            f"output_dim={output_dim} need ({input_dim}, {output_dim})"
+        )
     idx = jnp.clip(data.astype(jnp.int32), 0, input_dim - 1)
     return jnp.take(weight, idx, axis=0)

@@ -199,9 +199,14 @@ class Dropout(HybridBlock):
 
 
 class Embedding(HybridBlock):
-    """Map integer indices to dense vectors of size ``output_dim``."""
+    """Map integer indices to dense vectors of size ``output_dim``.
 
-    _auto_jit = True
+    Not hybridized, an index outside ``[0, input_dim)`` raises ``IndexError`` (the values
+    are known; one op, so nothing is lost by not compiling it); hybridized, indices are
+    clipped, as MXNet does.
+    """
+
+    _auto_jit = False  # eager calls check index values (see the docstring)
 
     def __init__(
         self,
