@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections import OrderedDict
 
@@ -189,11 +188,11 @@ class Block:
         select : str, optional
             Regular expression(s) matched against display names, e.g. ``'.*weight|.*bias'``.
         """
+        from ._collect import collect
+
         self.apply(Block._check_container_with_block)
         ret = ParameterDict(self._params.prefix)
-        for p in self._all_params():
-            if select is None or re.match(select, p.name):
-                ret._params[p.name] = p
+        ret._params.update(collect(self, select))
         return ret
 
     def _all_params(self):

@@ -15,7 +15,7 @@ import numpy as np
 from .. import optimizer as opt
 from .._caches import LRU
 from ..autograd._deferred import Pending, pending_call
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 from ..optimizer._fused_update import apply_update, backward_and_update
 from ._param_array import write_values
 from ._trainer_store import StoreMixin, _LocalUpdater
@@ -122,7 +122,7 @@ class Trainer(StoreMixin):
     # ------------------------------------------------------------ steps
     def step(self, batch_size, ignore_stale_grad=False):
         """One update with gradients scaled by ``1/batch_size``."""
-        self._optimizer.rescale_grad = self._scale / batch_size
+        self._optimizer.rescale_grad = self._rescale(batch_size, "step")
         if not self._kv_initialized:
             self._init_kvstore()
         if self._params_to_init:
@@ -133,6 +133,16 @@ class Trainer(StoreMixin):
         self._allreduce_grads()
         self._update_with_kvstore(ignore_stale_grad)
 
+    def _rescale(self, batch_size, what):
+        try:
+            return self._scale / batch_size
+        except ZeroDivisionError:
+            raise InvalidArgumentError(
+                f"Trainer.{what}(batch_size={batch_size!r}): gradients are divided by "
+                f"batch_size, which must not be 0; pass the number of samples in the batch "
+                f"(e.g. data.shape[0])"
+            ) from None
+
     def allreduce_grads(self):
         """Sum gradients across devices (with a store); the update comes with ``update``."""
         self._check_local_update("allreduce_grads()")
@@ -141,7 +151,7 @@ class Trainer(StoreMixin):
     def update(self, batch_size, ignore_stale_grad=False):
         """The update half of ``step`` (after ``allreduce_grads``)."""
         self._check_local_update("update()")
-        self._optimizer.rescale_grad = self._scale / batch_size
+        self._optimizer.rescale_grad = self._rescale(batch_size, "update")
         self._update(ignore_stale_grad)
 
     def _active(self, ignore_stale_grad):
