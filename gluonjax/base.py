@@ -35,6 +35,7 @@ __all__ = [
     "DuplicateParameterError",
     "ForwardOutputError",
     "InputWriteError",
+    "BlockInputError",
     "InvalidArgumentError",
     "FileError",
     "MissingFileError",
@@ -103,9 +104,13 @@ class DuplicateParameterError(MXNetError, ValueError, AssertionError):
     (MXNet 1.9.1 fails an ``assert`` there, so ``AssertionError`` is a base too)."""
 
 
-class ForwardOutputError(MXNetError, TypeError):
+class ForwardOutputError(MXNetError, TypeError, ValueError):
     """``forward``/``hybrid_forward`` returned something that is not an NDArray/Symbol
-    (None, a Python number, a numpy array), or was called with numpy arrays."""
+    (None, a Python number, a numpy array). MXNet raises ``ValueError`` when hybridized."""
+
+
+class BlockInputError(MXNetError, TypeError, ValueError):
+    """A HybridBlock called with a numpy array (MXNet raises ``ValueError``)."""
 
 
 class InputWriteError(MXNetError, ValueError):

@@ -23,9 +23,10 @@ from ..autograd import _deferred, _plan
 from ..autograd._node import CallOrigin, Kind, entry, needs_grad, vjp_node
 from ..autograd._state import DEFER, TraceScope, _Scope
 from ..autograd._state import _local as _st
-from ..base import HybridizationError, MXNetError
+from ..base import BlockInputError, HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _fast
+from . import _forward_check as _fc
 from ._param_array import LAYOUT
 
 _APPLY: dict = {}
@@ -98,6 +99,7 @@ class CachedGraph:
             _Scope(False, training),
         ):
             args = [None if v is None else NDArray(v) for v in inputs]
+            given = [None if a is None else a._data for a in args]
             try:
                 out = block._traced_forward(*args)
             except _TRACER_ERRORS as err:
@@ -108,6 +110,7 @@ class CachedGraph:
                 raise HybridizationError(
                     f"Block '{block.name}' ({type(block).__name__}): {err}"
                 ) from None
+            _check_traced(block, out, args, given)  # once per traced signature
             out = jax.tree_util.tree_map(_raw, out, is_leaf=_is_leaf)
             if rnd.used:
                 self.uses_random = True
@@ -395,11 +398,25 @@ def _tag(out, ctx):
     return out
 
 
+def _check_traced(block, out, args, given):
+    """A traced forward's output types, and no writes into its inputs (_forward_check)."""
+    if type(out) is not NDArray:
+        _fc.check_output(block, out, "hybridized")
+    for i, (a, v) in enumerate(zip(args, given)):
+        if a is not None and a._data is not v:
+            raise _fc.input_write_error(block, i, a.shape, "hybridized")
+
+
 def _raw_input(a):
     if a is None:
         return None
     if isinstance(a, NDArray):  # an NDArray subclass (a Pending value is produced here)
         return a._data
+    if isinstance(a, np.ndarray):
+        raise BlockInputError(
+            f"a hybridized block was called with a numpy.ndarray of shape {a.shape}; "
+            f"HybridBlocks take NDArrays (as MXNet). Convert it with mx.nd.array(x)."
+        )
     if hasattr(a, "shape") and hasattr(a, "dtype"):
         return a
     if isinstance(a, (int, float, np.number)):

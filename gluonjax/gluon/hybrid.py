@@ -9,6 +9,7 @@ from ..autograd import _state
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from ..random import NeedsKey
+from . import _forward_check as _fc
 from ._cached import CachedGraph
 from ._fast import NEW as _NEW
 from ._param_array import VERSION as _VERSION
@@ -137,9 +138,18 @@ class HybridBlock(Block):
             if self._active and f is None and not cached.uses_random and not cached.multi:
                 self._fast = cached.fast
             return out
-        if _STATE.scope is not None and self._gluon2_style():
-            args = tuple(_as_ndarray(a) for a in args)
-        return super().__call__(*args, **kwargs)
+        if _STATE.scope is not None:
+            if self._gluon2_style():
+                args = tuple(_as_ndarray(a) for a in args)
+            return super().__call__(*args, **kwargs)
+        if args and hasattr(args[0], "_outputs"):  # a symbolic call
+            return super().__call__(*args, **kwargs)
+        # eager: the same rules as a hybridized call (see _forward_check)
+        _fc.check_inputs(self, args)
+        before = _fc.snapshot(args)
+        out = super().__call__(*args, **kwargs)
+        _fc.restore_and_check(self, args, before)
+        return out if type(out) is NDArray else _fc.check_output(self, out, "eager")
 
     def _can_auto_jit(self):
         epoch, ok = self._auto_state
@@ -161,6 +171,7 @@ class HybridBlock(Block):
         return type(self).forward is not HybridBlock.forward
 
     def _build(self, args):
+        _fc.check_inputs(self, args)
         args = [to_ndarray(a) for a in args]
         if any(p._data is None for p in self._all_params()):
             self._deferred_init(args)
@@ -284,6 +295,9 @@ class HybridBlock(Block):
             params[k] = s
         with self.name_scope():
             out = self.hybrid_forward(sym, *syms, **params)
+        for i, (a, s) in enumerate(zip(inputs, syms)):  # once per trace
+            if s is not a and s is not None and s._value is not getattr(a, "_data", a):
+                raise _fc.input_write_error(self, i, getattr(a, "shape", ()), "hybridized")
         for k, p in self._own().items():
             w = scope.by_id[id(p)]
             if params[k]._value is not w._data:

@@ -1,0 +1,98 @@
+"""What a HybridBlock may take and return, checked the same way eager and hybridized.
+
+- Inputs: NDArrays (or jax arrays), Symbols, None, nested in lists/tuples, and Python
+  numbers beside an NDArray. A numpy array is refused in both modes, as MXNet refuses it
+  (convert with ``mx.nd.array``).
+- Outputs: NDArrays or Symbols, nested in lists/tuples (None allowed inside a
+  list/tuple, as MXNet; jax arrays too, for forwards written with jax.numpy). None, a Python number or a numpy array is refused, naming the
+  block and the type (a forgotten ``return`` gives None).
+- Writes into an input (``x[:] = 0``, ``x += 1``, ``out=x``) inside ``forward`` /
+  ``hybrid_forward`` are refused in both modes: hybridized, the write cannot reach the
+  caller's array, so eager calls may not change it either. Eager calls restore the
+  input before raising. Write into a copy (``y = x.copy()``) or return a new array.
+
+Hybridized, the checks run once per traced signature, never per call.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from ..base import BlockInputError, ForwardOutputError, InputWriteError
+from ..ndarray.ndarray import NDArray
+
+
+def _who(block):
+    return f"{type(block).__name__} '{block.name}'"
+
+
+def check_inputs(block, args):
+    """Refuse numpy arrays among ``args`` (nested lists/tuples too)."""
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            raise BlockInputError(
+                f"{_who(block)} was called with a numpy.ndarray of shape {a.shape} as input "
+                f"{i}; HybridBlocks take NDArrays (as MXNet). Convert it with "
+                f"mx.nd.array(x)."
+            )
+        if isinstance(a, (list, tuple)):
+            check_inputs(block, a)
+
+
+def _bad_leaf(out, top=True):
+    if out is None:
+        return None if not top else type(None)
+    if isinstance(out, (NDArray, jax.Array)) or hasattr(out, "_outputs"):
+        return None
+    if isinstance(out, (list, tuple)):
+        for o in out:
+            bad = _bad_leaf(o, False)
+            if bad is not None:
+                return bad
+        return None
+    return type(out)
+
+
+def check_output(block, out, mode):
+    """Raise :class:`ForwardOutputError` unless ``out`` is NDArray/Symbol (nested)."""
+    bad = _bad_leaf(out)
+    if bad is None:
+        return out
+    fn = "hybrid_forward" if type(block).forward is _hybrid_forward_attr() else "forward"
+    hint = " (a forgotten `return`?)" if out is None else ""
+    name = bad.__qualname__ if bad.__module__ == "builtins" else f"{bad.__module__}.{bad.__name__}"
+    raise ForwardOutputError(
+        f"{_who(block)}.{fn} returned {name}{hint} "
+        f"({mode}); a HybridBlock returns NDArrays (F.* results), or lists/tuples of them. "
+        f"Build outputs with F ops, e.g. F.array / F.ones_like(x) * value."
+    )
+
+
+def _hybrid_forward_attr():
+    from .hybrid import HybridBlock
+
+    return HybridBlock.forward
+
+
+def input_write_error(block, i, shape, mode):
+    """The error for a write into input ``i`` (of ``shape``) of ``block``."""
+    return InputWriteError(
+        f"{_who(block)} wrote in place into its input {i} (shape {tuple(shape)}) "
+        f"({mode}); a hybridized forward cannot change the caller's array, so no forward "
+        f"may. Write into a copy (y = x.copy(); y[:] = 0) or return a new array (x + 1)."
+    )
+
+
+def snapshot(args):
+    """The arrays held by the NDArray inputs, to find writes into them afterwards."""
+    return [a._data if isinstance(a, NDArray) else None for a in args]
+
+
+def restore_and_check(block, args, before):
+    """Undo writes into the NDArray inputs since :func:`snapshot`, then raise."""
+    for i, (a, d) in enumerate(zip(args, before)):
+        if d is not None and a._data is not d:
+            shape = a.shape
+            a._data = d
+            raise input_write_error(block, i, shape, "eager")
