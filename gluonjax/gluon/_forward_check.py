@@ -4,8 +4,9 @@
   numbers beside an NDArray. A numpy array is refused in both modes, as MXNet refuses it
   (convert with ``mx.nd.array``).
 - Outputs: NDArrays or Symbols, nested in lists/tuples (None allowed inside a
-  list/tuple, as MXNet; jax arrays too, for forwards written with jax.numpy). None, a Python number or a numpy array is refused, naming the
-  block and the type (a forgotten ``return`` gives None).
+  list/tuple, as MXNet; jax arrays too, for forwards written with jax.numpy). None, a
+  Python number or a numpy array is refused, naming the block and the type (a
+  forgotten ``return`` gives None).
 - Writes into an input (``x[:] = 0``, ``x += 1``, ``out=x``) inside ``forward`` /
   ``hybrid_forward`` are refused in both modes: hybridized, the write cannot reach the
   caller's array, so eager calls may not change it either. Eager calls restore the
