@@ -1,0 +1,561 @@
+"""The error catalogue: what a user's mistake raises, area by area (docs/errors.md).
+
+Each case checks the gluonjax class, the builtin it also derives from (so MXNet-era
+``except ValueError:`` code keeps working), that the message names the op / block /
+parameter / file and the shapes, and that nothing changed after the error. Where MXNet
+1.9.1 behaves differently the test says so in its name and docstring.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+
+import numpy as np
+import pytest
+
+import gluonjax as mx
+from gluonjax import base
+from gluonjax.base import MXNetError
+from gluonjax.gluon import nn
+
+
+@contextlib.contextmanager
+def raises(cls, builtin, *needles):
+    """Expect ``cls`` (an MXNetError, also a ``builtin``) whose message has ``needles``."""
+    with pytest.raises(cls) as info:
+        yield info
+    err = info.value
+    assert isinstance(err, MXNetError), type(err).__mro__
+    if builtin is not None:
+        assert isinstance(err, builtin), type(err).__mro__
+    msg = str(err)
+    for n in needles:
+        assert n in msg, f"{n!r} not in {msg!r}"
+
+
+def _a(*shape):
+    return mx.nd.array(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape))
+
+
+# ----------------------------------------------------------------------------- indexing
+@pytest.mark.parametrize(
+    "key, axis, size, index",
+    [
+        (5, 0, 2, 5),
+        (-3, 0, 2, -3),
+        ((0, 7), 1, 3, 7),
+        ((1, -4), 1, 3, -4),
+        ((slice(None), 3), 1, 3, 3),
+    ],
+)
+def test_basic_index_out_of_range_read(key, axis, size, index):
+    a = _a(2, 3)
+    with raises(base.IndexOutOfRangeError, IndexError, f"index {index}", f"axis {axis}", "(2, 3)"):
+        a[key]
+    np.testing.assert_array_equal(a.asnumpy(), np.arange(6).reshape(2, 3))
+
+
+@pytest.mark.parametrize("key", [3, (0, 3), (-3, 0), ([0, 2],), (slice(None), [1, 5])])
+def test_index_out_of_range_write_changes_nothing(key):
+    a = _a(2, 3)
+    with raises(base.IndexOutOfRangeError, IndexError, "out of bounds", "(2, 3)"):
+        a[key] = 0
+    np.testing.assert_array_equal(a.asnumpy(), np.arange(6).reshape(2, 3))
+
+
+@pytest.mark.parametrize("key", [[0, 2], [-3], np.array([1, 9])])
+def test_advanced_index_out_of_range_read(key):
+    with raises(base.IndexOutOfRangeError, IndexError, "axis 0 with size 2", "(2, 3)"):
+        _a(2, 3)[mx.nd.array(key)]
+
+
+def test_too_many_indices():
+    with raises(base.IndexOutOfRangeError, IndexError, "too many indices", "(2, 3)"):
+        _a(2, 3)[0, 0, 0]
+
+
+def test_in_range_indices_still_match_numpy():
+    ref = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = _a(2, 3)
+    np.testing.assert_array_equal(a[-2, -3].asnumpy(), [ref[-2, -3]])
+    np.testing.assert_array_equal(a[:, [0, -1]].asnumpy(), ref[:, [0, -1]])
+    a[1, -1] = 7
+    ref[1, -1] = 7
+    np.testing.assert_array_equal(a.asnumpy(), ref)
+
+
+def test_hybridized_integer_index_checked_at_trace():
+    class Pick(nn.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x[5]
+
+    blk = Pick()
+    blk.hybridize()
+    with raises(base.IndexOutOfRangeError, IndexError, "index 5", "(2, 3)"):
+        blk(_a(2, 3))
+
+
+@pytest.mark.parametrize("axis, bad", [(0, 2), (1, 3), (1, -1), (-1, 5)])
+def test_take_mode_raise(axis, bad):
+    a = _a(2, 3)
+    idx = mx.nd.array([0, bad])
+    with raises(base.IndexOutOfRangeError, IndexError, "take(mode='raise')", f"index {bad}"):
+        mx.nd.take(a, idx, axis=axis, mode="raise")
+    # clip / wrap keep MXNet's documented behaviour
+    ref = np.arange(6, dtype=np.float32).reshape(2, 3)
+    n = ref.shape[axis]
+    np.testing.assert_array_equal(
+        mx.nd.take(a, idx, axis=axis, mode="wrap").asnumpy(),
+        np.take(ref, np.mod([0, bad], n), axis=axis),
+    )
+    np.testing.assert_array_equal(
+        mx.nd.take(a, idx, axis=axis, mode="clip").asnumpy(),
+        np.take(ref, np.clip([0, bad], 0, n - 1), axis=axis),
+    )
+
+
+def test_take_mode_raise_in_hybridized_forward_clips():
+    """Inside a traced forward index values are unknown: mode='raise' clips (documented)."""
+
+    class Take(nn.HybridBlock):
+        def hybrid_forward(self, F, x, i):
+            return F.take(x, i, mode="raise")
+
+    blk = Take()
+    blk.hybridize()
+    out = blk(_a(2, 3), mx.nd.array([0, 9]))
+    np.testing.assert_array_equal(out.asnumpy(), np.arange(6).reshape(2, 3)[[0, 1]])
+
+
+def test_embedding_index_out_of_range_eager_differs_from_mxnet():
+    """MXNet 1.9.1's dense Embedding clips an index >= input_dim silently; gluonjax raises
+    in eager mode (the values are known) and clips when hybridized, as MXNet."""
+    emb = nn.Embedding(4, 2)
+    emb.initialize()
+    w = emb.weight.data().asnumpy().copy()
+    with raises(base.IndexOutOfRangeError, IndexError, "Embedding", "index 4", "size 4"):
+        emb(mx.nd.array([1, 4]))
+    with raises(base.IndexOutOfRangeError, IndexError, "index -1"):
+        mx.nd.Embedding(mx.nd.array([-1]), emb.weight.data(), input_dim=4, output_dim=2)
+    np.testing.assert_array_equal(emb.weight.data().asnumpy(), w)
+    emb.hybridize()
+    np.testing.assert_array_equal(emb(mx.nd.array([1, 4])).asnumpy(), w[[1, 3]])
+
+
+def test_embedding_weight_shape_must_match_input_dim():
+    emb = nn.Embedding(4, 2)
+    emb.initialize()
+    w = emb.weight.data().asnumpy().copy()
+    with raises(base.ShapeError, ValueError, "(3, 2)", "(4, 2)"):
+        emb.weight.set_data(mx.nd.ones((3, 2)))
+    np.testing.assert_array_equal(emb.weight.data().asnumpy(), w)
+    with raises(base.ShapeError, ValueError, "Embedding", "(3, 2)", "input_dim=4"):
+        mx.nd.Embedding(mx.nd.array([0]), mx.nd.ones((3, 2)), input_dim=4, output_dim=2)
+
+
+def test_embedding_weight_of_another_shape_in_a_file(tmp_path):
+    small = nn.Embedding(3, 2, prefix="e_")
+    small.initialize()
+    f = str(tmp_path / "e.params")
+    small.save_parameters(f)
+    emb = nn.Embedding(4, 2, prefix="e_")
+    emb.initialize()
+    w = emb.weight.data().asnumpy().copy()
+    with pytest.raises(MXNetError, match=r"\(3, 2\)") as info:
+        emb.load_parameters(f)
+    assert "weight" in str(info.value)
+    np.testing.assert_array_equal(emb.weight.data().asnumpy(), w)
+
+
+# ----------------------------------------------------------------------------- ops
+@pytest.mark.parametrize(
+    "call, needles",
+    [
+        (lambda: mx.nd.dot(_a(2, 3), _a(4, 5)), ["dot", "(2, 3)", "(4, 5)"]),
+        (lambda: _a(2, 3) + _a(4, 5), ["broadcast_add", "(2, 3)", "(4, 5)"]),
+        (lambda: _a(2, 3).reshape((4,)), ["Reshape", "(2, 3)", "(4,)"]),
+        (lambda: mx.nd.sum(_a(2, 3), axis=5), ["sum", "axis 5"]),
+        (lambda: mx.nd.concat(_a(2, 3), _a(4, 5), dim=1), ["Concat", "(2, 3)", "(4, 5)"]),
+        (
+            lambda: mx.nd.FullyConnected(_a(2, 5), _a(3, 3), num_hidden=3, no_bias=True),
+            ["FullyConnected", "(2, 5)", "(3, 3)"],
+        ),
+    ],
+)
+def test_op_shape_errors_are_value_errors(call, needles):
+    with raises(base.ShapeError, ValueError, *needles):
+        call()
+
+
+def test_unknown_dtype():
+    with raises(base.DTypeError, TypeError, "foo"):
+        mx.nd.ones((2,), dtype="foo")
+
+
+def test_context_that_does_not_exist():
+    with raises(base.ContextError, None, "gpu(7)"):
+        mx.nd.ones(2, ctx=mx.gpu(7))
+
+
+# ----------------------------------------------------------------------------- blocks
+def _two_fc():
+    net = nn.Sequential()
+    net.add(nn.Dense(3, prefix="fc_"), nn.Dense(3, prefix="fc_"))
+    return net
+
+
+def test_duplicate_parameter_names_refused_with_both_blocks():
+    net = _two_fc()
+    with raises(
+        base.DuplicateParameterError, ValueError, "'fc_weight'", "child '0'", "child '1'", "Dense"
+    ):
+        net.collect_params()
+    with pytest.raises(AssertionError):  # what MXNet 1.9.1 raises (a failed assert)
+        net.initialize()
+    assert all(p._data is None for p in net[0].collect_params().values())
+
+
+def test_duplicate_names_in_a_selection_only():
+    net = _two_fc()
+    with raises(base.DuplicateParameterError, ValueError, "'fc_bias'"):
+        net.collect_params(".*bias")
+
+
+def test_shared_parameters_are_not_duplicates():
+    net = nn.Sequential()
+    d = nn.Dense(2, in_units=2)
+    net.add(d, nn.Dense(2, in_units=2, params=d.collect_params()))
+    assert sorted(net.collect_params()) == sorted([d.weight.name, d.bias.name])
+    net2 = nn.Sequential()
+    net2.add(d, d)
+    assert len(net2.collect_params()) == 2
+
+
+@pytest.mark.parametrize("pattern", ["(", "[a-", "*weight"])
+def test_bad_collect_params_regex(pattern):
+    net = nn.Dense(2)
+    with raises(base.InvalidArgumentError, ValueError, repr(pattern), "regular expression"):
+        net.collect_params(pattern)
+
+
+def test_replacing_a_child_with_another_type():
+    class Net(nn.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Dense(2)
+
+    net = Net()
+    child = net.a
+    with pytest.raises(TypeError, match="Dense"):  # MXNet: TypeError
+        net.a = nn.Conv2D(2, 1)
+    assert net.a is child
+
+
+class _Returns(nn.HybridBlock):
+    def __init__(self, fn, **kw):
+        super().__init__(**kw)
+        self.fn = fn
+
+    def hybrid_forward(self, F, x):
+        return self.fn(x)
+
+
+class _Returns2(nn.HybridBlock):
+    def __init__(self, fn, **kw):
+        super().__init__(**kw)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def _no_return(x):
+    x * 2
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("cls", [_Returns, _Returns2])
+@pytest.mark.parametrize(
+    "fn, shown",
+    [
+        (_no_return, "NoneType"),
+        (lambda x: 1.5, "float"),
+        (lambda x: np.ones(2), "numpy.ndarray"),
+        (lambda x: [x, 2], "int"),
+    ],
+)
+def test_forward_returning_a_non_array(hybridize, cls, fn, shown):
+    blk = cls(fn, prefix="odd_")
+    blk.hybridize(hybridize)
+    mode = "hybridized" if hybridize else "eager"
+    with raises(base.ForwardOutputError, TypeError, "'odd'", shown, mode):
+        blk(mx.nd.ones(2))
+    assert isinstance(ValueError, type) and issubclass(base.ForwardOutputError, ValueError)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_forward_returning_none_inside_a_tuple_is_allowed(hybridize):
+    blk = _Returns(lambda x: (x * 2, None))
+    blk.hybridize(hybridize)
+    out, none = blk(mx.nd.ones(2))
+    assert none is None
+    np.testing.assert_array_equal(out.asnumpy(), [2, 2])
+
+
+def _write_slice(x):
+    x[:] = 0
+    return x * 1
+
+
+def _write_iadd(x):
+    x += 1
+    return x * 1
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("cls", [_Returns, _Returns2])
+@pytest.mark.parametrize("fn", [_write_slice, _write_iadd])
+def test_writes_into_inputs_refused_in_both_modes(hybridize, cls, fn):
+    """MXNet 1.9.1 lets an eager forward change the caller's array but a hybridized one
+    cannot; gluonjax refuses in both modes and leaves the caller's array unchanged."""
+    blk = cls(fn, prefix="w_")
+    blk.hybridize(hybridize)
+    x = mx.nd.array([1.0, 2.0])
+    with raises(base.InputWriteError, ValueError, "'w'", "input 0", "(2,)"):
+        blk(x)
+    np.testing.assert_array_equal(x.asnumpy(), [1, 2])
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_numpy_input_refused_in_both_modes(hybridize):
+    blk = _Returns(lambda x: x * 2, prefix="np_")
+    blk.hybridize(hybridize)
+    with raises(base.BlockInputError, ValueError, "numpy.ndarray", "(2,)", "mx.nd.array"):
+        blk(np.ones(2, np.float32))
+    assert isinstance(blk(mx.nd.ones(2)), mx.nd.NDArray)
+
+
+def test_writes_into_a_copy_are_fine():
+    def fn(x):
+        y = x * 1
+        y[:] = 3
+        return y
+
+    for h in (False, True):
+        blk = _Returns(fn)
+        blk.hybridize(h)
+        x = mx.nd.ones(2)
+        np.testing.assert_array_equal(blk(x).asnumpy(), [3, 3])
+        np.testing.assert_array_equal(x.asnumpy(), [1, 1])
+
+
+def test_uninferable_deferred_shape():
+    d = nn.Dense(3)
+    with raises(base.MXNetError, None, "dense", "initialize"):
+        d(_a(2, 3))
+
+
+def test_layer_input_shape_mismatch_names_the_node():
+    d = nn.Dense(3, in_units=3)
+    d.initialize()
+    with raises(base.ShapeError, ValueError, "FullyConnected", "(2, 5)"):
+        d(_a(2, 5))
+
+
+# ----------------------------------------------------------------------------- parameters
+def test_parameter_uninitialized():
+    p = mx.gluon.Parameter("w", shape=(2, 3))
+    with raises(MXNetError, None, "'w'", "initialize"):
+        p.data()
+
+
+def test_parameter_set_data_shape():
+    p = mx.gluon.Parameter("w", shape=(2, 3))
+    p.initialize(mx.init.One())
+    with raises(base.ShapeError, ValueError, "'w'", "(3, 3)", "(2, 3)"):
+        p.set_data(mx.nd.zeros((3, 3)))
+    np.testing.assert_array_equal(p.data().asnumpy(), np.ones((2, 3)))
+
+
+def test_load_parameters_missing_and_extra(tmp_path):
+    a = nn.Dense(2, in_units=2)
+    a.initialize()
+    f = str(tmp_path / "a.params")
+    a.save_parameters(f)
+    b = nn.HybridSequential()
+    b.add(nn.Dense(2, in_units=2), nn.Dense(2, in_units=2))
+    b.initialize()
+    before = {k: p.data().asnumpy().copy() for k, p in b.collect_params().items()}
+    with pytest.raises(KeyError) as info:
+        b.load_parameters(f)
+    assert isinstance(info.value, MXNetError)
+    for k, p in b.collect_params().items():
+        np.testing.assert_array_equal(p.data().asnumpy(), before[k])
+
+
+# ----------------------------------------------------------------------------- Trainer
+def _trained():
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    tr = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1.0})
+    with mx.autograd.record():
+        y = net(mx.nd.ones((2, 3)))
+    y.backward()
+    return net, tr
+
+
+@pytest.mark.parametrize("bs", [0, 0.0])
+def test_trainer_step_zero(bs):
+    net, tr = _trained()
+    w = net.weight.data().asnumpy().copy()
+    with raises(base.InvalidArgumentError, ValueError, "batch_size", "0"):
+        tr.step(bs)
+    np.testing.assert_array_equal(net.weight.data().asnumpy(), w)
+    tr.step(2)  # the trainer still works
+    assert not np.array_equal(net.weight.data().asnumpy(), w)
+
+
+def test_trainer_unknown_optimizer():
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    with raises(MXNetError, None, "nosuchopt", "sgd"):
+        mx.gluon.Trainer(net.collect_params(), "nosuchopt")
+
+
+# ----------------------------------------------------------------------------- autograd
+def test_backward_without_record():
+    x = _a(2, 3)
+    with raises(MXNetError, None, "record", "(2, 3)"):
+        x.backward()
+
+
+def test_in_place_write_into_recorded_result():
+    x = mx.nd.ones(2)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x * 2
+        with raises(MXNetError, None, "_mul_scalar", "(2,)"):
+            y[:] = 1
+    np.testing.assert_array_equal(y.asnumpy(), [2, 2])
+
+
+# ----------------------------------------------------------------------------- symbols
+def test_symbol_shape_inference_names_the_node():
+    s = mx.sym.dot(mx.sym.var("a"), mx.sym.var("b"), name="d")
+    with raises(MXNetError, ValueError, "'d'", "(2, 3)", "(4, 5)"):
+        s.infer_shape(a=(2, 3), b=(4, 5))
+
+
+def test_symbol_eval_missing_argument():
+    s = mx.sym.var("a") + mx.sym.var("b")
+    with raises(MXNetError, ValueError, "b"):
+        s.eval(a=mx.nd.ones(2))
+
+
+def test_symbol_output_name_unknown():
+    s = mx.sym.var("a") + 1
+    with raises(MXNetError, None, "'nope'"):
+        s["nope"]
+
+
+# ----------------------------------------------------------------------------- Module
+def test_module_used_before_bind():
+    mod = mx.mod.Module(mx.sym.var("data"), label_names=None)
+    with raises(MXNetError, None, "bind"):
+        mod.forward(None)
+
+
+# ----------------------------------------------------------------------------- files
+def _listing(d):
+    return sorted(os.listdir(d))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p, ok: mx.nd.load(p),
+        lambda p, ok: mx.sym.load(p),
+        lambda p, ok: nn.Dense(2, in_units=2).load_parameters(p),
+        lambda p, ok: mx.gluon.SymbolBlock.imports(p, ["data"]),
+        lambda p, ok: mx.gluon.SymbolBlock.imports(ok, ["data"], p),
+    ],
+)
+def test_missing_file(tmp_path, call):
+    x = mx.sym.var("data")
+    ok = str(tmp_path / "ok-symbol.json")
+    mx.sym.FullyConnected(x, num_hidden=2, name="fc").save(ok)
+    before = _listing(tmp_path)
+    p = str(tmp_path / "sub" / "missing.params")
+    with raises(base.MissingFileError, FileNotFoundError, p):
+        call(p, ok)
+    assert _listing(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: mx.nd.save(p, [mx.nd.ones(2)]),
+        lambda p: mx.nd.load(p),
+        lambda p: mx.sym.load(p),
+        lambda p: mx.sym.var("a").save(p),
+    ],
+)
+def test_directory_given_for_a_file(tmp_path, call):
+    d = tmp_path / "dir"
+    d.mkdir()
+    with raises(base.IsADirectoryFileError, IsADirectoryError, str(d)) as info:
+        call(str(d))
+    assert info.value.filename == str(d)
+    assert _listing(tmp_path) == ["dir"] and _listing(d) == []
+
+
+def test_parent_folder_missing_names_the_users_path_not_a_temporary(tmp_path):
+    net = nn.HybridSequential()
+    net.add(nn.Dense(2, in_units=2))
+    net.initialize()
+    net.hybridize()
+    net(mx.nd.ones((1, 2)))
+    target = str(tmp_path / "no" / "m")
+    for call, shown in [
+        (lambda: net.save_parameters(target + ".params"), target + ".params"),
+        (lambda: net.export(target), target),
+        (lambda: mx.nd.save(target, {"a": mx.nd.ones(1)}), target),
+    ]:
+        with raises(base.MissingFileError, FileNotFoundError, shown) as info:
+            call()
+        assert not re.search(r"\.tmp\b", str(info.value)), str(info.value)
+    assert _listing(tmp_path) == []
+
+
+def test_parent_is_a_file(tmp_path):
+    f = tmp_path / "file"
+    f.write_bytes(b"x")
+    p = str(f / "a.params")
+    with raises(base.NotADirectoryFileError, NotADirectoryError, p):
+        mx.nd.save(p, [mx.nd.ones(1)])
+    with raises(base.NotADirectoryFileError, NotADirectoryError, p):
+        mx.nd.load(p)
+    assert f.read_bytes() == b"x"
+
+
+def test_damaged_file_is_a_format_error(tmp_path):
+    p = tmp_path / "bad.params"
+    p.write_bytes(b"not an ndarray file")
+    with raises(base.FileFormatError, ValueError, "bad.params"):
+        mx.nd.load(str(p))
+
+
+def test_error_classes_listed_in_docs():
+    """docs/errors.md lists every public error class of gluonjax.base."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "docs", "errors.md"), encoding="utf-8") as f:
+        page = f.read()
+    classes = [
+        n
+        for n in base.__all__
+        if isinstance(getattr(base, n), type) and issubclass(getattr(base, n), BaseException)
+    ]
+    missing = [n for n in classes if f"`{n}`" not in page]
+    assert not missing, missing
