@@ -37,6 +37,7 @@ __all__ = [
     "InputWriteError",
     "BlockInputError",
     "InvalidArgumentError",
+    "ArgumentTypeError",
     "FileError",
     "MissingFileError",
     "IsADirectoryFileError",
@@ -120,6 +121,10 @@ class InputWriteError(MXNetError, ValueError):
 class InvalidArgumentError(MXNetError, ValueError):
     """An argument with a value the function cannot take (``trainer.step(0)``, a
     malformed regular expression in ``collect_params``)."""
+
+
+class ArgumentTypeError(MXNetError, TypeError):
+    """An argument of a type the function cannot take."""
 
 
 class FileError(MXNetError, OSError):

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import random as _random
 from ._executor.program import program_for
-from .base import MXNetError
+from .base import ArgumentTypeError, MXNetError
 from .ndarray import NDArray
 
 __all__ = ["Executor", "BindError"]
@@ -150,7 +150,7 @@ class Executor:
         arg_dict = self.arg_dict
         for name, value in kwargs.items():
             if name not in arg_dict:
-                raise TypeError(f"Unknown argument {name}")
+                raise ArgumentTypeError(f"Unknown argument {name}")
             arr = arg_dict[name]
             shape = tuple(np.shape(value) if not isinstance(value, NDArray) else value.shape)
             if shape != arr.shape:

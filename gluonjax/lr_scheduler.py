@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import math
 
+from .base import InvalidArgumentError
+
 __all__ = [
     "LRScheduler",
     "FactorScheduler",
@@ -37,13 +39,13 @@ class LRScheduler:
 
     def __init__(self, base_lr=0.01, warmup_steps=0, warmup_begin_lr=0, warmup_mode="linear"):
         if not isinstance(warmup_steps, int):
-            raise ValueError(f"warmup_steps must be an int, got {warmup_steps!r}")
+            raise InvalidArgumentError(f"warmup_steps must be an int, got {warmup_steps!r}")
         if warmup_begin_lr > base_lr:
-            raise ValueError("Base lr has to be higher than warmup_begin_lr")
+            raise InvalidArgumentError("Base lr has to be higher than warmup_begin_lr")
         if warmup_steps < 0:
-            raise ValueError("Warmup steps has to be positive or 0")
+            raise InvalidArgumentError("Warmup steps has to be positive or 0")
         if warmup_mode not in ("linear", "constant"):
-            raise ValueError("Supports only linear and constant modes of warmup")
+            raise InvalidArgumentError("Supports only linear and constant modes of warmup")
         self.base_lr = base_lr
         self.warmup_steps = warmup_steps
         self.warmup_final_lr = base_lr
@@ -53,7 +55,7 @@ class LRScheduler:
     def get_warmup_lr(self, num_update):
         """Learning rate at ``num_update < warmup_steps``."""
         if num_update >= self.warmup_steps:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"num_update {num_update} is past the {self.warmup_steps} warm-up steps"
             )
         if self.warmup_mode == "linear":
@@ -90,9 +92,9 @@ class FactorScheduler(LRScheduler):
     ):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if step < 1:
-            raise ValueError("Schedule step must be greater or equal than 1 round")
+            raise InvalidArgumentError("Schedule step must be greater or equal than 1 round")
         if factor > 1.0:
-            raise ValueError("Factor must be no more than 1 to make lr reduce")
+            raise InvalidArgumentError("Factor must be no more than 1 to make lr reduce")
         self.step = step
         self.factor = factor
         self.stop_factor_lr = stop_factor_lr
@@ -125,14 +127,14 @@ class MultiFactorScheduler(LRScheduler):
     ):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(step, list) or not step:
-            raise ValueError(f"step must be a non-empty list of ints, got {step!r}")
+            raise InvalidArgumentError(f"step must be a non-empty list of ints, got {step!r}")
         for i, s in enumerate(step):
             if i and s <= step[i - 1]:
-                raise ValueError("Schedule step must be an increasing integer list")
+                raise InvalidArgumentError("Schedule step must be an increasing integer list")
             if s < 1:
-                raise ValueError("Schedule step must be greater or equal than 1 round")
+                raise InvalidArgumentError("Schedule step must be greater or equal than 1 round")
         if factor > 1.0:
-            raise ValueError("Factor must be no more than 1 to make lr reduce")
+            raise InvalidArgumentError("Factor must be no more than 1 to make lr reduce")
         self.step = step
         self.cur_step_ind = 0
         self.factor = factor
@@ -175,9 +177,9 @@ class PolyScheduler(LRScheduler):
     ):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(max_update, int):
-            raise ValueError(f"max_update must be an int, got {max_update!r}")
+            raise InvalidArgumentError(f"max_update must be an int, got {max_update!r}")
         if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
+            raise InvalidArgumentError("maximum number of updates must be strictly positive")
         self.power = pwr
         self.base_lr_orig = self.base_lr
         self.max_update = max_update
@@ -219,9 +221,9 @@ class CosineScheduler(LRScheduler):
     ):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(max_update, int):
-            raise ValueError(f"max_update must be an int, got {max_update!r}")
+            raise InvalidArgumentError(f"max_update must be an int, got {max_update!r}")
         if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
+            raise InvalidArgumentError("maximum number of updates must be strictly positive")
         self.base_lr_orig = base_lr
         self.max_update = max_update
         self.final_lr = final_lr

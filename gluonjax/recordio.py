@@ -40,7 +40,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .base import FileFormatError, MXNetError
+from .base import FileFormatError, InvalidArgumentError, MXNetError
 
 __all__ = [
     "MXRecordIO",
@@ -102,7 +102,7 @@ class MXRecordIO:
                 raise MXNetError(f"RecordIO: cannot open '{self.uri}' for reading: {err}") from None
             self.writable = False
         else:
-            raise ValueError(f"Invalid flag {self.flag!r}: use 'r' or 'w'")
+            raise InvalidArgumentError(f"Invalid flag {self.flag!r}: use 'r' or 'w'")
         self._count = 0
         self.is_open = True
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 import collections
 import os
 
+from .base import MXNetError
+
 __all__ = ["Feature", "Features", "feature_list"]
 
 _NAMES = (
@@ -120,7 +122,7 @@ class Features(collections.OrderedDict):
         """Whether ``feature_name`` (case-insensitive) is enabled; RuntimeError if unknown."""
         name = feature_name.upper()
         if name not in self:
-            raise RuntimeError(
+            raise MXNetError(
                 f"Feature '{feature_name}' is unknown, known features are: {list(self)}"
             )
         return self[name].enabled

@@ -38,6 +38,8 @@ import inspect
 import os
 import threading
 
+from .base import ArgumentTypeError, InvalidArgumentError
+
 __all__ = [
     "set_np_shape",
     "is_np_shape",
@@ -80,7 +82,7 @@ def set_np_shape(active):
         Whether the semantics were on before.
     """
     if not active and is_np_array():
-        raise ValueError(
+        raise InvalidArgumentError(
             "set_np_shape(False): NumPy array semantics are still active; leave the "
             "np_array scope (or call mx.util.reset_np()) first"
         )
@@ -158,7 +160,7 @@ def _decorate(func, scope, name):
                 return func(*args, **kwargs)
 
         return wrapper
-    raise TypeError(f"{name} decorates classes and callables, not {type(func).__name__}")
+    raise ArgumentTypeError(f"{name} decorates classes and callables, not {type(func).__name__}")
 
 
 def use_np_shape(func):
@@ -218,7 +220,7 @@ def use_np(func):
 def set_np(shape=True, array=True):
     """Turn the NumPy semantics on for this thread (``array`` needs ``shape``)."""
     if array and not shape:
-        raise ValueError("NumPy array semantics need NumPy shape semantics (shape=True)")
+        raise InvalidArgumentError("NumPy array semantics need NumPy shape semantics (shape=True)")
     set_np_shape(shape)
     _local.np_array = bool(array)
 

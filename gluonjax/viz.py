@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .base import MXNetError
+from .base import ArgumentTypeError, InvalidArgumentError, MXNetError
 
 __all__ = ["plot_network", "print_summary"]
 
@@ -30,7 +30,7 @@ def _check_symbol(symbol, what):
     from .symbol import Symbol
 
     if not isinstance(symbol, Symbol):
-        raise TypeError(f"{what}: symbol must be a Symbol, got {type(symbol).__name__}")
+        raise ArgumentTypeError(f"{what}: symbol must be a Symbol, got {type(symbol).__name__}")
 
 
 def _nodes(symbol):
@@ -51,7 +51,7 @@ def _internal_shapes(symbol, shape):
         warnings.simplefilter("ignore")
         _, out_shapes, _ = internals.infer_shape(**shape)
     if out_shapes is None:
-        raise ValueError("Input shape is incomplete")
+        raise InvalidArgumentError("Input shape is incomplete")
     return dict(zip(internals.list_outputs(), out_shapes, strict=True))
 
 
@@ -59,7 +59,7 @@ def _internal_types(symbol, dtype):
     internals = symbol.get_internals()
     _, out_types, _ = internals.infer_type(**dtype)
     if out_types is None:
-        raise ValueError("Input type is incomplete")
+        raise InvalidArgumentError("Input type is incomplete")
     names = internals.list_outputs()
     return {n: np.dtype(t).name for n, t in zip(names, out_types, strict=True) if t is not None}
 

@@ -13,7 +13,7 @@ import random
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 
 _CV = []
 
@@ -145,7 +145,7 @@ def interp_method(interp, sizes=()):
     if interp == 10:
         return random.randint(0, 4)
     if interp not in (0, 1, 2, 3, 4):
-        raise ValueError(f"Unknown interp method {interp}")
+        raise InvalidArgumentError(f"Unknown interp method {interp}")
     return interp
 
 

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from ..base import ArgumentTypeError, InvalidArgumentError
 from . import cv, kernels, rng
 
 _ND_MODULE = "gluonjax.ndarray.ndarray"
@@ -115,7 +116,7 @@ class Cast(Transform):
 class ToTensor(Transform):
     def apply(self, img):
         if img.ndim not in (3, 4):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"ToTensor: input must be (H, W, C) or (N, H, W, C), got shape {img.shape}"
             )
         if img.ndim == 3:  # per channel from contiguous planes: the same values, faster
@@ -134,7 +135,7 @@ class Normalize(Transform):
 
     def apply(self, img):
         if img.ndim not in (3, 4) or img.shape[-3] not in (1, 3):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"Normalize: input must be (C, H, W) or (N, C, H, W) with C = 1 or 3, "
                 f"got shape {img.shape}"
             )
@@ -161,7 +162,7 @@ class CropResize(Transform):
     def apply(self, img):
         x, y, w, h = self.box
         if x + w > img.shape[-2] or y + h > img.shape[-3]:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"CropResize: box x={x}, y={y}, width={w}, height={h} does not fit an image "
                 f"of shape {img.shape}"
             )
@@ -223,7 +224,9 @@ class RandomFlipTopBottom(Transform):
 
 def _check_hwc(img, what):
     if img.ndim != 3 or img.shape[2] not in (1, 3):
-        raise ValueError(f"{what}: input must be (H, W, C) with C = 1 or 3, got shape {img.shape}")
+        raise InvalidArgumentError(
+            f"{what}: input must be (H, W, C) with C = 1 or 3, got shape {img.shape}"
+        )
 
 
 class _Enhance(Transform):
@@ -295,7 +298,7 @@ class RandomRotation(Transform):
         if np.random.random() > self.rotate_with_proba:
             return img
         if img.dtype != np.float32:
-            raise TypeError(
+            raise ArgumentTypeError(
                 "This transformation only supports float32. Consider calling it after ToTensor"
             )
         from .rotate import random_rotate

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base import InvalidArgumentError
+
 _F32 = np.float32
 _GRAY = (_F32(0.299), _F32(0.587), _F32(0.114))
 # AlexNet's PCA lighting: eigenvalue * eigenvector, computed in double, stored as float
@@ -198,12 +200,12 @@ def resize_hw(h, w, size, keep_ratio):
     if len(size) == 1:
         s = int(size[0])
         if s <= 0:
-            raise ValueError(f"size must be positive, got {s}")
+            raise InvalidArgumentError(f"size must be positive, got {s}")
         if not keep_ratio:
             return s, s
         if h > w:
             return int(h * s // w), s
         return s, int(w * s // h)
     if len(size) != 2 or size[0] <= 0 or size[1] <= 0:
-        raise ValueError(f"size must be an int or (width, height) > 0, got {size}")
+        raise InvalidArgumentError(f"size must be an int or (width, height) > 0, got {size}")
     return int(size[1]), int(size[0])

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base import ArgumentTypeError, InvalidArgumentError
+
 _F32 = np.float32
 
 
@@ -62,13 +64,13 @@ def _sample(img, gx, gy):
 def imrotate(src, degrees, zoom_in=False, zoom_out=False):
     """Rotate a float32 CHW image (or NCHW batch, one angle per image) by ``degrees``."""
     if zoom_in and zoom_out:
-        raise ValueError("`zoom_in` and `zoom_out` cannot be both True")
+        raise InvalidArgumentError("`zoom_in` and `zoom_out` cannot be both True")
     if src.dtype != np.float32:
-        raise TypeError("Only `float32` images are supported by this function")
+        raise ArgumentTypeError("Only `float32` images are supported by this function")
     single = src.ndim == 3
     batch = src[None] if single else src
     if batch.ndim != 4:
-        raise ValueError("Only 3D and 4D are supported by this function")
+        raise InvalidArgumentError("Only 3D and 4D are supported by this function")
     angles = np.broadcast_to(np.asarray(degrees, dtype=np.float64), (len(batch),))
     out = []
     for img, deg in zip(batch, angles):

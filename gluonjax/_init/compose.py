@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 
+from ..base import ArgumentTypeError
 from .core import Initializer
 from .registry import create, register
 from .util import InitializerError, _assign
@@ -112,7 +113,7 @@ class Load(Initializer):
         if isinstance(default_init, (str, dict)):
             default_init = create(default_init)
         if default_init is not None and not callable(default_init):
-            raise TypeError(f"default_init must be an initializer, got {default_init!r}")
+            raise ArgumentTypeError(f"default_init must be an initializer, got {default_init!r}")
         super().__init__(
             param=fname,
             default_init=default_init.dumps() if isinstance(default_init, Initializer) else None,

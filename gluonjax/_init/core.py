@@ -7,6 +7,7 @@ import logging
 
 import numpy as np
 
+from ..base import ArgumentTypeError
 from .registry import create
 from .util import InitializerError, _assign, _check_array, _json_default, _sample
 
@@ -169,7 +170,9 @@ class Initializer:
 
     def _legacy_init(self, name, arr):
         if not isinstance(name, str):
-            raise TypeError(f"the parameter name must be a string, got {type(name).__name__}")
+            raise ArgumentTypeError(
+                f"the parameter name must be a string, got {type(name).__name__}"
+            )
         _check_array(arr)
         if name.startswith("upsampling"):
             self._init_bilinear(name, arr)

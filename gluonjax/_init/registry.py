@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 
+from ..base import ArgumentTypeError
 from .util import InitializerError
 
 __all__ = ["register", "alias", "create"]
@@ -16,7 +17,7 @@ def _register(klass, name=None):
     from .core import Initializer
 
     if not (isinstance(klass, type) and issubclass(klass, Initializer)):
-        raise TypeError(f"only Initializer subclasses can be registered, got {klass!r}")
+        raise ArgumentTypeError(f"only Initializer subclasses can be registered, got {klass!r}")
     name = (name or klass.__name__).lower()
     if name in _REGISTRY and _REGISTRY[name] is not klass:
         warnings.warn(
@@ -105,7 +106,7 @@ def create(*args, **kwargs):
     if isinstance(name, dict):
         return create(**name)
     if not isinstance(name, str):
-        raise TypeError(
+        raise ArgumentTypeError(
             "initializer must be a name, a JSON string or an Initializer, "
             f"got {type(name).__name__}"
         )

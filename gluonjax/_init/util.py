@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import random as _random
-from ..base import MXNetError
+from ..base import ArgumentTypeError, MXNetError
 from ..ndarray.ndarray import NDArray
 
 __all__ = ["InitializerError"]
@@ -19,7 +19,7 @@ class InitializerError(MXNetError, ValueError):
 
 def _check_array(arr):
     if not isinstance(arr, NDArray):
-        raise TypeError(f"an initializer fills an NDArray, got {type(arr).__name__}")
+        raise ArgumentTypeError(f"an initializer fills an NDArray, got {type(arr).__name__}")
 
 
 def _assign(arr, value):
@@ -66,4 +66,4 @@ def _json_default(obj):
         return np.asarray(obj).tolist()
     if hasattr(obj, "dumps") and hasattr(obj, "_kwargs"):  # an Initializer
         return obj.dumps()
-    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+    raise ArgumentTypeError(f"{type(obj).__name__} is not JSON serializable")

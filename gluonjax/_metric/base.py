@@ -13,6 +13,8 @@ from collections import OrderedDict
 
 import numpy
 
+from ..base import InvalidArgumentError
+
 __all__ = [
     "EvalMetric",
     "CompositeEvalMetric",
@@ -47,7 +49,7 @@ def check_label_shapes(labels, preds, wrap=False, shape=False):
     else:
         label_shape, pred_shape = labels.shape, preds.shape
     if label_shape != pred_shape:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"Shape of labels {label_shape} does not match shape of predictions {pred_shape}"
         )
     if wrap:
@@ -166,7 +168,7 @@ class EvalMetric:
 def register(klass):
     """Register a metric class under its lower-cased class name (a decorator)."""
     if not (isinstance(klass, type) and issubclass(klass, EvalMetric)):
-        raise ValueError(f"can only register EvalMetric subclasses, got {klass!r}")
+        raise InvalidArgumentError(f"can only register EvalMetric subclasses, got {klass!r}")
     name = klass.__name__.lower()
     if name in _REGISTRY and _REGISTRY[name] is not klass:
         warnings.warn(
@@ -192,7 +194,7 @@ def alias(*aliases):
 def _create(metric, *args, **kwargs):
     if isinstance(metric, EvalMetric):
         if args or kwargs:
-            raise ValueError("metric is already an instance; extra arguments are invalid")
+            raise InvalidArgumentError("metric is already an instance; extra arguments are invalid")
         return metric
     if isinstance(metric, type) and issubclass(metric, EvalMetric):
         return metric(*args, **kwargs)
@@ -200,7 +202,7 @@ def _create(metric, *args, **kwargs):
         kwargs = dict(metric, **kwargs)
         return _create(kwargs.pop("metric"), *args, **kwargs)
     if not isinstance(metric, str):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"metric must be a name, a callable, a list or an EvalMetric, got {metric!r}"
         )
     if metric.startswith("["):
@@ -210,7 +212,9 @@ def _create(metric, *args, **kwargs):
         return _create(json.loads(metric))
     key = metric.lower()
     if key not in _REGISTRY:
-        raise ValueError(f"metric {metric!r} is not registered; known: {sorted(_REGISTRY)}")
+        raise InvalidArgumentError(
+            f"metric {metric!r} is not registered; known: {sorted(_REGISTRY)}"
+        )
     return _REGISTRY[key](*args, **kwargs)
 
 
@@ -259,7 +263,7 @@ class CompositeEvalMetric(EvalMetric):
         try:
             return self.metrics[index]
         except IndexError:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"Metric index {index} is out of range 0 and {len(self.metrics)}"
             ) from None
 

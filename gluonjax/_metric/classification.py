@@ -6,6 +6,7 @@ import math
 
 import numpy
 
+from ..base import InvalidArgumentError
 from .base import EvalMetric, alias, check_label_shapes, register, to_numpy
 
 __all__ = ["Accuracy", "TopKAccuracy", "F1", "MCC", "PCC"]
@@ -65,7 +66,7 @@ class TopKAccuracy(EvalMetric):
         )
         self.top_k = top_k
         if self.top_k <= 1:
-            raise ValueError("Please use Accuracy if top_k is no more than 1")
+            raise InvalidArgumentError("Please use Accuracy if top_k is no more than 1")
         self.name += f"_{self.top_k}"
 
     def update(self, labels, preds):
@@ -73,7 +74,7 @@ class TopKAccuracy(EvalMetric):
         for label, pred in zip(labels, preds, strict=True):
             pred = to_numpy(pred).astype("float32")
             if pred.ndim > 2:
-                raise ValueError("Predictions should be no more than 2 dims")
+                raise InvalidArgumentError("Predictions should be no more than 2 dims")
             label = to_numpy(label).astype("int32")
             k = min(pred.shape[-1], self.top_k)
             order = numpy.argpartition(pred, -k, axis=-1)
@@ -99,7 +100,7 @@ class _BinaryStats:
         label = to_numpy(label).astype("int32")
         check_label_shapes(label, pred)
         if len(numpy.unique(label)) > 2:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "binary metrics (F1, MCC) only support binary classification; "
                 f"labels hold {numpy.unique(label).tolist()}"
             )

@@ -7,6 +7,7 @@ import math
 
 import numpy
 
+from ..base import InvalidArgumentError
 from .base import EvalMetric, _is_array, alias, check_label_shapes, register, to_numpy
 
 __all__ = [
@@ -101,7 +102,7 @@ class _PickedLogLoss(EvalMetric):
             label, pred = to_numpy(label).ravel(), to_numpy(pred)
             num = pred.shape[0]
             if label.shape[0] != num:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"{type(self).__name__}: {label.shape[0]} labels for {num} predictions"
                 )
             prob = pred[numpy.arange(num, dtype=numpy.int64), numpy.int64(label)]
@@ -163,7 +164,7 @@ class Perplexity(EvalMetric):
             label, pred = to_numpy(label), to_numpy(pred)
             axis = self.axis % pred.ndim
             if label.size * pred.shape[axis] != pred.size:
-                raise ValueError(f"shape mismatch: {label.shape} vs. {pred.shape}")
+                raise InvalidArgumentError(f"shape mismatch: {label.shape} vs. {pred.shape}")
             index = numpy.clip(label.astype("int64"), 0, pred.shape[axis] - 1)
             index = numpy.expand_dims(
                 index.reshape(pred.shape[:axis] + pred.shape[axis + 1 :]), axis

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..base import InvalidArgumentError
+
 __all__ = ["digits", "batches", "DIGITS_FILE"]
 
 DIGITS_FILE = Path(__file__).with_name("digits.npz")
@@ -29,7 +31,7 @@ _SPLITS = ("train", "test")
 
 def _raw(split):
     if split not in _SPLITS:
-        raise ValueError(f"digits: split must be one of {_SPLITS}, got {split!r}")
+        raise InvalidArgumentError(f"digits: split must be one of {_SPLITS}, got {split!r}")
     with np.load(DIGITS_FILE, allow_pickle=False) as f:
         return f[f"{split}_images"], f[f"{split}_labels"]
 
@@ -57,7 +59,7 @@ def digits(split="train", size=28, raw=False):
         return images, labels
     size = int(size)
     if size < 8:
-        raise ValueError(f"digits: size must be at least 8, got {size}")
+        raise InvalidArgumentError(f"digits: size must be at least 8, got {size}")
     f = size // 8
     x = images.astype(np.float32) / 16.0
     x = np.repeat(np.repeat(x, f, axis=1), f, axis=2)
@@ -80,9 +82,11 @@ def batches(images, labels, batch_size, shuffle=False, seed=None, last_batch="ke
     """
     n = len(images)
     if len(labels) != n:
-        raise ValueError(f"batches: {n} images but {len(labels)} labels")
+        raise InvalidArgumentError(f"batches: {n} images but {len(labels)} labels")
     if last_batch not in ("keep", "discard"):
-        raise ValueError(f"batches: last_batch must be 'keep' or 'discard', got {last_batch!r}")
+        raise InvalidArgumentError(
+            f"batches: last_batch must be 'keep' or 'discard', got {last_batch!r}"
+        )
     order = np.random.default_rng(seed).permutation(n) if shuffle else np.arange(n)
     stop = n - n % batch_size if last_batch == "discard" else n
     for i in range(0, stop, batch_size):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..base import InvalidArgumentError
 from .hybrid import HybridBlock
 
 __all__ = [
@@ -31,7 +32,7 @@ def _apply_weighting(F, loss, weight=None, sample_weight=None):
         loss = F.broadcast_mul(loss, sample_weight)
     if weight is not None:
         if isinstance(weight, bool) or not isinstance(weight, numbers.Number):
-            raise ValueError(f"weight must be a number, got {weight!r}")
+            raise InvalidArgumentError(f"weight must be a number, got {weight!r}")
         loss = loss * weight
     return loss
 

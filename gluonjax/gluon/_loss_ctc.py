@@ -7,6 +7,7 @@ hybridized (not for a purely declarative ``mx.sym`` graph).
 
 from __future__ import annotations
 
+from ..base import InvalidArgumentError
 from ._loss_core import Loss, _apply_weighting
 
 __all__ = ["CTCLoss"]
@@ -101,9 +102,11 @@ class CTCLoss(Loss):
 
     def __init__(self, layout="NTC", label_layout="NT", weight=None, **kwargs):
         if layout not in ("NTC", "TNC"):
-            raise ValueError(f"Only 'NTC' and 'TNC' layouts for pred are supported, got {layout!r}")
+            raise InvalidArgumentError(
+                f"Only 'NTC' and 'TNC' layouts for pred are supported, got {layout!r}"
+            )
         if label_layout not in ("NT", "TN"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"Only 'NT' and 'TN' layouts for label are supported, got {label_layout!r}"
             )
         self._layout = layout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..base import InvalidArgumentError
 from ._loss_core import KLDivLoss, Loss, _apply_weighting, _reshape_like
 
 __all__ = [
@@ -62,7 +63,9 @@ class LogisticLoss(Loss):
     def __init__(self, weight=None, batch_axis=0, label_format="signed", **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         if label_format not in ("signed", "binary"):
-            raise ValueError(f"label_format can only be signed or binary, got {label_format!r}")
+            raise InvalidArgumentError(
+                f"label_format can only be signed or binary, got {label_format!r}"
+            )
         self._label_format = label_format
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
@@ -197,7 +200,7 @@ class SDMLLoss(Loss):
 
     def hybrid_forward(self, F, x1, x2):
         if len(x1.shape) != 2 or x1.shape != x2.shape:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"SDMLLoss needs x1, x2 of one (batch, dim) shape, got {x1.shape} and {x2.shape}"
             )
         labels = self._compute_labels(F, x1)

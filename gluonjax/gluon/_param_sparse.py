@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import autograd
-from ..base import MXNetError
+from ..base import ArgumentTypeError, MXNetError
 from ..ndarray.ndarray import NDArray
 
 __all__ = ["SparseParameterMixin", "StorageTypeError", "STYPES"]
@@ -122,7 +122,7 @@ class SparseParameterMixin:
         from ..ndarray.sparse import retain
 
         if not isinstance(row_id, NDArray):
-            raise TypeError(f"row_id must have NDArray type, but {type(row_id)} is given")
+            raise ArgumentTypeError(f"row_id must have NDArray type, but {type(row_id)} is given")
         if self._trainer is None:
             raise MXNetError(
                 f"Cannot get row_sparse data for Parameter '{self.name}' when no Trainer is "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax
 
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 
 __all__ = ["StoreMixin"]
 
@@ -43,7 +43,7 @@ class StoreMixin:
             kvstore, update_on_kvstore = create_sparse_kvstore(config["kvstore"])
             self._distributed = "dist" in kvstore.type
             if config["update_on_kvstore"] is False:
-                raise ValueError(
+                raise InvalidArgumentError(
                     "Cannot set update_on_kvstore=False when sparse weights are present."
                 )
         elif self._contains_sparse_grad:
@@ -53,13 +53,13 @@ class StoreMixin:
             update_on_kvstore = self._distributed
             if config["update_on_kvstore"] is not None:
                 if config["update_on_kvstore"] is False and self._distributed:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         "Cannot set update_on_kvstore=False on dist kvstore when sparse "
                         "gradients are present."
                     )
                 update_on_kvstore = config["update_on_kvstore"]
             if kvstore is not None and not isinstance(kvstore, KVStore):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"Cannot use {type(kvstore)} for multi-device training with sparse gradients"
                 )
         else:
@@ -70,7 +70,7 @@ class StoreMixin:
                 update_on_kvstore = config["update_on_kvstore"]
             if kvstore is not None and update_on_kvstore and not kvstore.is_capable("optimizer"):
                 if config["update_on_kvstore"]:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"Please set update_on_kvstore=False when training with {type(kvstore)}"
                     )
                 update_on_kvstore = False

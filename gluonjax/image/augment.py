@@ -13,6 +13,7 @@ import random
 import numpy as np
 
 from .._data import host
+from ..base import ArgumentTypeError, InvalidArgumentError
 from . import image as _img
 
 __all__ = [
@@ -118,7 +119,9 @@ class RandomSizedCropAug(Augmenter):
         self.area = kwargs.pop("min_area", area)
         self.ratio, self.interp = ratio, interp
         if kwargs:
-            raise TypeError(f"unexpected keyword arguments for `RandomSizedCropAug`: {kwargs}")
+            raise ArgumentTypeError(
+                f"unexpected keyword arguments for `RandomSizedCropAug`: {kwargs}"
+            )
 
     def __call__(self, src):
         return _img.random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
@@ -310,7 +313,7 @@ def CreateAugmenter(  # noqa: N802
     crop_size = (data_shape[2], data_shape[1])
     if rand_resize:
         if not rand_crop:
-            raise ValueError("rand_resize needs rand_crop=True")
+            raise InvalidArgumentError("rand_resize needs rand_crop=True")
         auglist.append(RandomSizedCropAug(crop_size, 0.08, (3.0 / 4.0, 4.0 / 3.0), inter_method))
     elif rand_crop:
         auglist.append(RandomCropAug(crop_size, inter_method))
@@ -337,7 +340,7 @@ def CreateAugmenter(  # noqa: N802
         std = np.array([58.395, 57.12, 57.375])
     for name, v in (("mean", mean), ("std", std)):
         if v is not None and (host.raw(v).ndim != 1 or host.raw(v).shape[0] not in (1, 3)):
-            raise ValueError(f"{name} must be an array of 1 or 3 values, got {v}")
+            raise InvalidArgumentError(f"{name} must be an array of 1 or 3 values, got {v}")
     if mean is not None or std is not None:
         auglist.append(ColorNormalizeAug(mean, std))
     return auglist

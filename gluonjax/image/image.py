@@ -23,6 +23,7 @@ import numpy as np
 from .._data import cv, host
 from .._data.rotate import imrotate as _imrotate
 from .._data.rotate import random_rotate as _random_rotate
+from ..base import ArgumentTypeError, InvalidArgumentError
 
 __all__ = [
     "imread",
@@ -57,7 +58,7 @@ def imdecode(buf, flag=1, to_rgb=True, out=None):
     if not isinstance(buf, (bytes, bytearray, memoryview, np.ndarray)) and not hasattr(
         buf, "_data"
     ):
-        raise ValueError(
+        raise InvalidArgumentError(
             "buf must be of type bytes, bytearray or numpy.ndarray, if you would like to "
             "input type str, please convert to bytes"
         )
@@ -127,7 +128,9 @@ def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
     if "min_area" in kwargs:
         area = kwargs.pop("min_area")
     if kwargs:
-        raise TypeError(f"unexpected keyword arguments for `random_size_crop`: {list(kwargs)}")
+        raise ArgumentTypeError(
+            f"unexpected keyword arguments for `random_size_crop`: {list(kwargs)}"
+        )
     h, w = src.shape[:2]
     box = cv.random_size_box(w, h, area, ratio)
     if box is None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import recordio
 from .._data import host
-from ..base import FileFormatError
+from ..base import FileFormatError, InvalidArgumentError, MXNetError
 from ..io.base import DataBatch, DataIter
 from . import image as _img
 from .augment import CreateAugmenter
@@ -69,9 +69,9 @@ class ImageIter(DataIter):
     ):
         super().__init__(batch_size)
         if not (path_imgrec or path_imglist or isinstance(imglist, list)):
-            raise ValueError("ImageIter needs path_imgrec, path_imglist or imglist")
+            raise InvalidArgumentError("ImageIter needs path_imgrec, path_imglist or imglist")
         if dtype not in ("int32", "float32", "int64", "float64"):
-            raise ValueError(f"{dtype} label not supported")
+            raise InvalidArgumentError(f"{dtype} label not supported")
         self.imgrec, self.imgidx = None, None
         if path_imgrec:
             if path_imgidx:
@@ -124,7 +124,7 @@ class ImageIter(DataIter):
             self.seq = imgkeys
         elif shuffle or num_parts > 1 or path_imgidx:
             if self.imgidx is None:
-                raise ValueError("shuffle and num_parts > 1 need path_imgidx")
+                raise InvalidArgumentError("shuffle and num_parts > 1 need path_imgidx")
             self.seq = self.imgidx
         else:
             self.seq = None
@@ -221,16 +221,16 @@ class ImageIter(DataIter):
 
     def check_data_shape(self, data_shape):
         if len(data_shape) != 3:
-            raise ValueError("data_shape should have length 3, with dimensions CxHxW")
+            raise InvalidArgumentError("data_shape should have length 3, with dimensions CxHxW")
         if data_shape[0] != 3:
-            raise ValueError("This iterator expects inputs to have 3 channels.")
+            raise InvalidArgumentError("This iterator expects inputs to have 3 channels.")
 
     def imdecode(self, s):
         """Decode ``s``; a broken image raises naming its file or index."""
         try:
             return _img.imdecode(s)
         except Exception as err:
-            raise RuntimeError(f"Broken image at position {self.cur - 1}: {err}") from None
+            raise MXNetError(f"Broken image at position {self.cur - 1}: {err}") from None
 
     def read_image(self, fname):
         with open(os.path.join(self.path_root or "", fname), "rb") as fin:

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from ..base import FileFormatError, MXNetError
+from ..base import FileFormatError, InvalidArgumentError, MXNetError
 from .base import DataBatch, DataDesc, DataIter
 
 __all__ = ["MNISTIter", "CSVIter", "LibSVMIter", "PrefetchingIter"]
@@ -190,7 +190,9 @@ class CSVIter(_ArrayIter):
         def parse(line):
             vals = [conv(v) for v in line.strip().split(",")]
             if len(vals) != size:
-                raise ValueError(f"{len(vals)} values, expected {size} for shape {tuple(shape)}")
+                raise InvalidArgumentError(
+                    f"{len(vals)} values, expected {size} for shape {tuple(shape)}"
+                )
             return vals
 
         rows = _read_table(path, "CSVIter", parse)
@@ -236,7 +238,7 @@ class LibSVMIter(_ArrayIter):
                 k, v = f.split(":")
                 k = int(k)
                 if not 0 <= k < width:
-                    raise ValueError(f"feature index {k} is outside [0, {width})")
+                    raise InvalidArgumentError(f"feature index {k} is outside [0, {width})")
                 row[k] = float(v)
             return float(fields[0]), row
 

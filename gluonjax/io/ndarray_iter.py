@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ..base import MXNetError
+from ..base import ArgumentTypeError, MXNetError
 from ..ndarray import NDArray
 from ..ndarray import array as _nd_array
 from .base import DataBatch, DataDesc, DataIter
@@ -44,7 +44,7 @@ def _as_named(data, allow_empty, default_name):
         else:
             data = {f"_{i}_{default_name}": d for i, d in enumerate(data)}
     if not isinstance(data, dict):
-        raise TypeError(
+        raise ArgumentTypeError(
             "Input must be NDArray, numpy.ndarray, a list of them or dict with them as values"
         )
     out = []
@@ -57,7 +57,7 @@ def _as_named(data, allow_empty, default_name):
             try:
                 v = _nd_array(np.asarray(v), dtype=np.float32)
             except (TypeError, ValueError) as err:
-                raise TypeError(
+                raise ArgumentTypeError(
                     f"Invalid type '{type(v)}' for {k}, should be NDArray or numpy.ndarray ({err})"
                 ) from None
         out.append((k, v))

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+from ..base import ArgumentTypeError
 from .base import KVStoreBase, KVStoreError, create
 
 __all__ = ["create_kvstore", "create_sparse_kvstore", "update_on_kvstore_default"]
@@ -53,7 +54,9 @@ def create_kvstore(kvstore, num_device, arg_params):
                 if sizes and max(sizes) > 1024 * 1024 * 16:
                     update_on_kvstore = False
     else:
-        raise TypeError(f"kvstore must be KVStore, str or None, got {type(kvstore).__name__}")
+        raise ArgumentTypeError(
+            f"kvstore must be KVStore, str or None, got {type(kvstore).__name__}"
+        )
     if kv is None:
         update_on_kvstore = False
     else:
@@ -68,7 +71,7 @@ def create_sparse_kvstore(kvstore):
     elif isinstance(kvstore, str):
         kv = create(kvstore)
     else:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"Cannot create '{kvstore}' KVStore with row_sparse parameters. The type must be "
             f"KVStore or str."
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..base import MXNetError
+from ..base import ArgumentTypeError, InvalidArgumentError, MXNetError
 
 __all__ = ["KVStoreBase", "TestStore", "create", "KVStoreError", "KVStoreUnavailableError"]
 
@@ -82,7 +82,7 @@ class KVStoreBase:
         'MyStore'
         """
         if not isinstance(klass, type):
-            raise TypeError(f"KVStoreBase.register takes a class, got {klass!r}")
+            raise ArgumentTypeError(f"KVStoreBase.register takes a class, got {klass!r}")
         name = klass.__name__.lower()
         old = KVStoreBase.kv_registry.get(name)
         if old is not None and old is not klass:
@@ -124,7 +124,7 @@ class TestStore(KVStoreBase):
     def is_capable(capability):
         if capability.lower() == KVStoreBase.OPTIMIZER:
             return False
-        raise ValueError(f"Unknown capability: {capability}")
+        raise InvalidArgumentError(f"Unknown capability: {capability}")
 
     @property
     def type(self):
@@ -180,7 +180,7 @@ def create(name="local"):
     [[2.0, 2.0], [2.0, 2.0]]
     """
     if not isinstance(name, str):
-        raise TypeError(f"name must be a string, got {type(name).__name__}")
+        raise ArgumentTypeError(f"name must be a string, got {type(name).__name__}")
     name = name.lower()
     klass = KVStoreBase.kv_registry.get(name)
     if klass is not None:

@@ -17,6 +17,7 @@ import jax
 import numpy as np
 
 from .._io.atomic import atomic_write, read_bytes
+from ..base import InvalidArgumentError
 from ..ndarray.ndarray import NDArray
 from . import _compression
 from .base import KVStoreBase, KVStoreError
@@ -131,7 +132,7 @@ class KVStore(KVStoreBase):
     def is_capable(self, capability):
         if capability.lower() == KVStoreBase.OPTIMIZER:
             return True
-        raise ValueError(f"Unknown capability: {capability}")
+        raise InvalidArgumentError(f"Unknown capability: {capability}")
 
     def barrier(self):
         """Wait for every worker (there is one: returns at once)."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import optimizer as _opt
 from .._caches import LRU
-from ..base import MXNetError
+from ..base import ArgumentTypeError, MXNetError
 from ..optimizer._fused_update import apply_update
 from . import _states
 
@@ -44,7 +44,7 @@ def _create_kvstore(module, kvstore, num_device):
         return _states.ModuleKVStore(module, kvstore), on_kv
     kind = getattr(kvstore, "type", None)
     if not isinstance(kind, str):
-        raise TypeError("kvstore must be KVStore, str or None")
+        raise ArgumentTypeError("kvstore must be KVStore, str or None")
     if "dist" in kind:
         raise MXNetError(f"kvstore of type {kind!r}: distributed training is not available")
     return _states.ModuleKVStore(module, kind), on_kv

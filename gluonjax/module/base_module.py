@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from .. import metric as _metric
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 from ..initializer import Uniform
 from ..io import DataBatch, DataDesc, DataIter
 from ..model import BatchEndParam
@@ -35,7 +35,7 @@ def check_input_names(symbol, names, typename, throw):
             f"of:\n\t" + "\n\t".join(inputs)
         )
         if throw:
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         warnings.warn(msg, stacklevel=3)
 
 
@@ -47,7 +47,7 @@ def _check_names_match(names, descs, kind, throw):
             f"({descs} vs. {names})"
         )
         if throw:
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         warnings.warn(msg, stacklevel=3)
 
 
@@ -197,7 +197,7 @@ class BaseModule:
 
                 eval_data = array(eval_data)
             if not isinstance(eval_data, NDArray):
-                raise ValueError("eval_data must be of type NDArray or DataIter")
+                raise InvalidArgumentError("eval_data must be of type NDArray or DataIter")
             self.forward(DataBatch([eval_data]), is_train=False)
             return self.get_outputs()[0]
         output_list = [outs for outs, _, _ in self.iter_predict(eval_data, num_batch, reset)]
@@ -248,7 +248,7 @@ class BaseModule:
         ``Epoch[e] Validation-<metric>=<value>``.
         """
         if num_epoch is None:
-            raise ValueError("please specify number of epochs")
+            raise InvalidArgumentError("please specify number of epochs")
         if initializer is None:
             initializer = Uniform(0.01)
         self.bind(

@@ -204,7 +204,7 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
                     arr._node = None
                 return
             if given is not None and not allow_missing:
-                raise RuntimeError(f"{name} is not presented")
+                raise MXNetError(f"{name} is not presented")
             if initializer is not None:
                 initializer(InitDesc(name, attrs.get(name)), arr)
 

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._ops import registry as _reg
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 from ._invoke import invoke
 from .ndarray import NDArray
 
@@ -134,7 +134,7 @@ def from_numpy(ndarray, zero_copy=True, array_cls=NDArray):
     if not isinstance(ndarray, np.ndarray):
         raise MXNetError(f"from_numpy needs a numpy.ndarray, got {type(ndarray).__name__}")
     if zero_copy and not ndarray.flags["C_CONTIGUOUS"]:
-        raise ValueError(
+        raise InvalidArgumentError(
             "from_numpy(zero_copy=True) needs a C-contiguous array; pass "
             "np.ascontiguousarray(x) or zero_copy=False"
         )

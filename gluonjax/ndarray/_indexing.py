@@ -7,7 +7,7 @@ import numpy as np
 from .. import autograd as _ag
 from .._ops import registry as _reg
 from .._ops.bounds import check_key
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 from ._invoke import check_write, invoke
 
 _GET = _reg.get("_getitem")
@@ -62,7 +62,7 @@ def _slice_len(start, stop, step, n):
 def slices_contiguous(slc_key, shape):
     """Whether basic indexing with one slice per axis keeps a C-contiguous block."""
     if len(slc_key) != len(shape):
-        raise ValueError(f"{len(slc_key)} slices for {len(shape)} axes")
+        raise InvalidArgumentError(f"{len(slc_key)} slices for {len(shape)} axes")
     lens = [len(range(*s.indices(n))) for s, n in zip(slc_key, shape)]
     if int(np.prod(lens)) in (0, 1):
         return True

@@ -22,6 +22,7 @@ import operator
 import numpy as np
 
 from .._ops import registry as _reg
+from ..base import ArgumentTypeError
 from ._invoke import invoke
 from .ndarray import NDArray
 
@@ -69,7 +70,7 @@ def _make(name, array_op, py_fn, scalar_op, rscalar_op=None, doc=""):
                 return invoke(sop, (lhs,), {"scalar": rhs})
             if isinstance(rhs, NDArray):
                 return invoke(bop, (lhs, rhs), {})
-        raise TypeError(
+        raise ArgumentTypeError(
             f"nd.{name}: operands must be NDArrays or numbers, got "
             f"{type(lhs).__name__} and {type(rhs).__name__}"
         )

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import autograd as _autograd
 from .._ops import registry as _reg
-from ..base import MXNetError
+from ..base import ArgumentTypeError, MXNetError
 from ..context import context_of
 from ._invoke import check_write, invoke
 
@@ -231,7 +231,7 @@ class NDArray:
 
     def __len__(self):
         if not self.shape:
-            raise TypeError("len() of a 0-d NDArray")
+            raise ArgumentTypeError("len() of a 0-d NDArray")
         return self.shape[0]
 
     def __iter__(self):

@@ -13,7 +13,7 @@ import json
 import jax
 import numpy as np
 
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 from .optimizer import Optimizer
 
 __all__ = ["Updater", "get_updater"]
@@ -155,7 +155,7 @@ class Updater:
         try:
             meta = json.loads(bytes(np.asarray(data["__meta__"], np.uint8)))
             if meta.get("format") != "gluonjax-updater-1":
-                raise ValueError("unknown format tag")
+                raise InvalidArgumentError("unknown format tag")
             new = {}
             for k, (idx, n) in enumerate(meta["states"]):
                 new[idx] = _mx_state(NDArray(data[f"state:{k}:{j}"]) for j in range(n))

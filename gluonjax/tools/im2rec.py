@@ -18,7 +18,7 @@ import sys
 
 from .. import recordio
 from .._data import cv
-from ..base import FileFormatError
+from ..base import FileFormatError, InvalidArgumentError
 
 
 def list_image(root, recursive, exts):
@@ -87,7 +87,9 @@ def read_list(path_in):
             fields = [f.strip() for f in line.strip().split("\t")]
             try:
                 if len(fields) < 3:
-                    raise ValueError(f"{len(fields)} fields, expected index, label(s), path")
+                    raise InvalidArgumentError(
+                        f"{len(fields)} fields, expected index, label(s), path"
+                    )
                 yield [int(fields[0]), fields[-1]] + [float(v) for v in fields[1:-1]]
             except ValueError as err:
                 raise FileFormatError(

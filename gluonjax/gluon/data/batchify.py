@@ -22,6 +22,7 @@ import numpy as np
 
 from ..._data.batch import stack_output, to_output
 from ..._data.host import raw
+from ...base import InvalidArgumentError
 
 __all__ = ["Stack", "Pad", "Append", "Group", "Tuple", "AsList", "List"]
 
@@ -148,7 +149,7 @@ class Group:
     def __init__(self, fn, *args):
         if isinstance(fn, (list, tuple)):
             if args:
-                raise ValueError(
+                raise InvalidArgumentError(
                     "Input pattern not understood: use Group(A, B, C) or Group([A, B, C])"
                 )
             self._fn = tuple(fn)
@@ -156,11 +157,13 @@ class Group:
             self._fn = (fn, *args)
         for i, f in enumerate(self._fn):
             if not callable(f):
-                raise ValueError(f"Batchify functions must be callable! type(fn[{i}]) = {type(f)}")
+                raise InvalidArgumentError(
+                    f"Batchify functions must be callable! type(fn[{i}]) = {type(f)}"
+                )
 
     def __call__(self, data):
         if len(data[0]) != len(self._fn):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"The number of attributes in each data sample should contain {len(self._fn)} "
                 f"elements, got {len(data[0])}"
             )

@@ -32,6 +32,7 @@ from ... import context
 from ..._data import batch as _batch
 from ..._data import pool as _pool
 from ..._data.pool import DataLoaderError, DataLoaderTimeoutError
+from ...base import InvalidArgumentError
 from . import sampler as _sampler
 
 __all__ = [
@@ -200,7 +201,7 @@ class DataLoader:
         auto_reload=False,
     ):
         if timeout <= 0:
-            raise ValueError(f"timeout must be positive, given {timeout}")
+            raise InvalidArgumentError(f"timeout must be positive, given {timeout}")
         self._dataset = dataset
         self._pin_memory = pin_memory
         self._pin_device_id = pin_device_id
@@ -208,17 +209,19 @@ class DataLoader:
         self._timeout = timeout
         if batch_sampler is None:
             if batch_size is None:
-                raise ValueError("batch_size must be specified unless batch_sampler is specified")
+                raise InvalidArgumentError(
+                    "batch_size must be specified unless batch_sampler is specified"
+                )
             if sampler is None:
                 if shuffle:
                     sampler = _sampler.RandomSampler(len(dataset))
                 else:
                     sampler = _sampler.SequentialSampler(len(dataset))
             elif shuffle:
-                raise ValueError("shuffle must not be specified if sampler is specified")
+                raise InvalidArgumentError("shuffle must not be specified if sampler is specified")
             batch_sampler = _sampler.BatchSampler(sampler, batch_size, last_batch or "keep")
         elif batch_size is not None or shuffle or sampler is not None or last_batch is not None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "batch_size, shuffle, sampler and last_batch must not be specified if "
                 "batch_sampler is specified."
             )

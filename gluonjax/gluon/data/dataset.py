@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from ... import recordio
+from ...base import ArgumentTypeError, InvalidArgumentError
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "RecordFileDataset"]
 
@@ -47,9 +48,9 @@ class Dataset:
         Shard before shuffling when each worker of a distributed job needs distinct samples.
         """
         if num_shards <= 0:
-            raise ValueError(f"Number of shards must be greater than 0, got {num_shards}")
+            raise InvalidArgumentError(f"Number of shards must be greater than 0, got {num_shards}")
         if not 0 <= index < num_shards:
-            raise ValueError(f"Shard index of out bound: {index} out of {num_shards}")
+            raise InvalidArgumentError(f"Shard index of out bound: {index} out of {num_shards}")
         length = len(self)
         shard_len, rest = divmod(length, num_shards)
         start = shard_len * index + min(index, rest)
@@ -71,7 +72,7 @@ class Dataset:
         from .sampler import Sampler
 
         if not isinstance(sampler, Sampler):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Invalid sampler type: {type(sampler)}. Expected gluon.data.Sampler instead."
             )
         return _SampledDataset(self, sampler)
@@ -166,12 +167,12 @@ class ArrayDataset(Dataset):
 
     def __init__(self, *args):
         if not args:
-            raise ValueError("ArrayDataset needs at least 1 array")
+            raise InvalidArgumentError("ArrayDataset needs at least 1 array")
         self._length = len(args[0])
         self._data = []
         for i, data in enumerate(args):
             if len(data) != self._length:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"All arrays must have the same length; array[0] has length {self._length} "
                     f"while array[{i}] has {len(data)}."
                 )

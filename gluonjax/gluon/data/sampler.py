@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import InvalidArgumentError
+
 __all__ = [
     "Sampler",
     "SequentialSampler",
@@ -112,7 +114,7 @@ class BatchSampler(Sampler):
 
     def __init__(self, sampler, batch_size, last_batch="keep"):
         if last_batch not in _LAST_BATCH:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"last_batch must be one of 'keep', 'discard', or 'rollover', but got {last_batch}"
             )
         self._sampler = sampler
@@ -165,7 +167,7 @@ class IntervalSampler(Sampler):
 
     def __init__(self, length, interval, rollover=True):
         if interval > length:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"Interval {interval} must be smaller than or equal to length {length}"
             )
         self._length = length

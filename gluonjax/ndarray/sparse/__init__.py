@@ -21,6 +21,7 @@ from __future__ import annotations
 import numbers as _numbers
 
 from ..._ops import registry as _reg
+from ...base import ArgumentTypeError
 from ..ndarray import (
     _STORAGE_TYPE_STR_TO_ID,  # noqa: F401  (MXNet's name, re-exported)
     NDArray,
@@ -99,7 +100,7 @@ def _ufunc(kind, lhs, rhs):
         return rhs.__getattribute__(f"__r{_DUNDER[kind]}__")(lhs)
     if isinstance(lhs, _numbers.Number) and isinstance(rhs, _numbers.Number):
         return _PY[kind](lhs, rhs)
-    raise TypeError(f"type {type(lhs).__name__} and {type(rhs).__name__} not supported")
+    raise ArgumentTypeError(f"type {type(lhs).__name__} and {type(rhs).__name__} not supported")
 
 
 _DUNDER = {"add": "add", "sub": "sub", "mul": "mul", "div": "truediv"}

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...base import MXNetError
+from ...base import ArgumentTypeError, MXNetError
 from ...context import Context
 from .._generate import SPARSE_SEEN as _SEEN
 from .._generate import SPARSE_TYPES as _TYPES
@@ -203,9 +203,9 @@ class BaseSparseNDArray(NDArray):
         if isinstance(other, Context):
             return self._like(jax.device_put(self._data, other.jax_device), self._pattern_ref())
         if not isinstance(other, NDArray):
-            raise TypeError(f"copyto does not support type {type(other).__name__}")
+            raise ArgumentTypeError(f"copyto does not support type {type(other).__name__}")
         if other.stype not in ("default", self._stype):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"copyto does not support a destination of stype {other.stype!r} for a "
                 f"{self._stype} array; convert with tostype() first"
             )
@@ -410,7 +410,7 @@ class CSRNDArray(BaseSparseNDArray):
         if not self._set_all(key, value, "CSRNDArray"):
             if isinstance(value, (int, float, np.number)):
                 raise SparseStorageError("Assigning numeric types to CSRNDArray is not supported")
-            raise TypeError(f"cannot assign a {type(value).__name__} to a CSRNDArray")
+            raise ArgumentTypeError(f"cannot assign a {type(value).__name__} to a CSRNDArray")
 
 
 class RowSparseNDArray(BaseSparseNDArray):
@@ -471,4 +471,4 @@ class RowSparseNDArray(BaseSparseNDArray):
             self._data = jnp.full(self.shape, value, self.dtype)
             self._keep(np.arange(self.shape[0], dtype=np.int64))
             return
-        raise TypeError(f"cannot assign a {type(value).__name__} to a RowSparseNDArray")
+        raise ArgumentTypeError(f"cannot assign a {type(value).__name__} to a RowSparseNDArray")

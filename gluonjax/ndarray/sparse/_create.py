@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._ops.registry import dtype_of
+from ...base import ArgumentTypeError
 from ..ndarray import NDArray
 from . import _pattern as P
 from ._array import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, SparseStorageError
@@ -39,7 +40,9 @@ def _host(x, dtype=None):
     try:
         return np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"values must be array like, got {type(x).__name__} ({err})") from None
+        raise ArgumentTypeError(
+            f"values must be array like, got {type(x).__name__} ({err})"
+        ) from None
 
 
 def _check_shape(given, wanted):

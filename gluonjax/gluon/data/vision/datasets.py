@@ -24,7 +24,7 @@ import numpy as np
 from .... import recordio
 from ...._data import cv
 from ...._data.host import item
-from ....base import FileFormatError, MXNetError
+from ....base import FileFormatError, InvalidArgumentError, MXNetError
 from .. import dataset
 
 __all__ = [
@@ -429,7 +429,7 @@ class ImageListDataset(dataset.Dataset):
                         key = int(fields[0])
                         label = np.asarray([float(v) for v in fields[1:-1]], dtype=np.float32)
                         if len(fields) < 3:
-                            raise ValueError("too few fields")
+                            raise InvalidArgumentError("too few fields")
                     except ValueError as err:
                         raise FileFormatError(
                             f"ImageListDataset: '{fname}' line {lineno} is malformed ({err}): "
@@ -446,11 +446,13 @@ class ImageListDataset(dataset.Dataset):
                 else:
                     label = np.asarray(img[0], dtype=np.float32)
                 if not isinstance(img[-1], str):
-                    raise ValueError(f"ImageListDataset: entry {index} must end with a path: {img}")
+                    raise InvalidArgumentError(
+                        f"ImageListDataset: entry {index} must end with a path: {img}"
+                    )
                 self._imglist[str(index)] = (label, os.path.join(self._root, img[-1]))
                 self._imgkeys.append(str(index))
         else:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"imglist must be filename or list of valid entries, given {type(imglist)}"
             )
 

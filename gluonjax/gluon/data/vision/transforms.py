@@ -19,6 +19,7 @@ import random
 import numpy as np
 
 from ...._data import host
+from ....base import InvalidArgumentError
 from ...block import Block
 from ...hybrid import HybridBlock
 from ...nn import HybridSequential, Sequential
@@ -126,7 +127,7 @@ class HybridCompose(HybridSequential):
         super().__init__()
         for t in transforms:
             if not isinstance(t, HybridBlock):
-                raise ValueError(f"{t} is not a HybridBlock, try use `Compose` instead")
+                raise InvalidArgumentError(f"{t} is not a HybridBlock, try use `Compose` instead")
             self.add(t)
         self.hybridize()
 
@@ -321,9 +322,11 @@ class RandomRotation(_HostBlock):
         super().__init__()
         lower, upper = angle_limits
         if lower >= upper:
-            raise ValueError("`angle_limits` must be an ordered tuple")
+            raise InvalidArgumentError("`angle_limits` must be an ordered tuple")
         if rotate_with_proba < 0 or rotate_with_proba > 1:
-            raise ValueError("Probability of rotating the image should be between 0 and 1")
+            raise InvalidArgumentError(
+                "Probability of rotating the image should be between 0 and 1"
+            )
         self._twin = host.RandomRotation(angle_limits, zoom_in, zoom_out, rotate_with_proba)
 
 
@@ -356,7 +359,9 @@ class HybridRandomApply(RandomApply):
 
     def __init__(self, transforms, p=0.5):
         if not isinstance(transforms, HybridBlock):
-            raise ValueError(f"HybridRandomApply needs a HybridBlock, got {type(transforms)}")
+            raise InvalidArgumentError(
+                f"HybridRandomApply needs a HybridBlock, got {type(transforms)}"
+            )
         super().__init__(transforms, p)
 
 
