@@ -467,6 +467,39 @@ def test_module_used_before_bind():
         mod.forward(None)
 
 
+def _module():
+    data = mx.sym.var("data")
+    net = mx.sym.FullyConnected(data, num_hidden=2, name="fc")
+    return mx.mod.Module(mx.sym.SoftmaxOutput(net, name="softmax"))
+
+
+def test_module_bind_with_unknown_data_name():
+    with raises(MXNetError, ValueError, "DataDesc[x,(2, 3)", "['data']"):
+        _module().bind(data_shapes=[("x", (2, 3))])
+
+
+def test_module_set_params_missing():
+    mod = _module()
+    mod.bind(data_shapes=[("data", (2, 3))], label_shapes=[("softmax_label", (2,))])
+    mod.init_params()
+    before = {k: v.asnumpy().copy() for k, v in mod.get_params()[0].items()}
+    partial = {"fc_weight": mx.nd.zeros((2, 3))}  # fc_bias missing: nothing may change
+    with raises(MXNetError, RuntimeError, "fc_bias is not presented", "allow_missing"):
+        mod.set_params(partial, {}, allow_missing=False)
+    after = mod.get_params()[0]
+    for k, v in before.items():
+        np.testing.assert_array_equal(after[k].asnumpy(), v)
+
+
+def test_module_forward_with_another_feature_size():
+    mod = _module()
+    mod.bind(data_shapes=[("data", (2, 3))], label_shapes=[("softmax_label", (2,))])
+    mod.init_params()
+    batch = mx.io.DataBatch([mx.nd.ones((2, 5))], [mx.nd.ones(2)])
+    with raises(MXNetError, None, "fc_weight", "(2, 3)", "(2, 5)"):
+        mod.forward(batch, is_train=False)
+
+
 # ----------------------------------------------------------------------------- files
 def _listing(d):
     return sorted(os.listdir(d))

@@ -203,11 +203,18 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
                     arr._data = raw(src).astype(arr.dtype)
                     arr._node = None
                 return
-            if given is not None and not allow_missing:
-                raise MXNetError(f"{name} is not presented")
             if initializer is not None:
                 initializer(InitDesc(name, attrs.get(name)), arr)
 
+        if not allow_missing:  # check first: on an error no parameter has changed
+            for own, given in ((self._arg_params, arg_params), (self._aux_params, aux_params)):
+                missing = sorted(n for n in own if given is not None and n not in given)
+                if missing:
+                    raise MXNetError(
+                        f"init_params: {missing[0]} is not presented in the given "
+                        f"parameters (missing: {missing}); pass allow_missing=True to "
+                        f"initialize missing ones with the initializer"
+                    )
         for name, arr in sorted(self._arg_params.items()):
             fill(name, arr, arg_params)
         for name, arr in sorted(self._aux_params.items()):
