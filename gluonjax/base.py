@@ -38,6 +38,7 @@ __all__ = [
     "BlockInputError",
     "InvalidArgumentError",
     "ArgumentTypeError",
+    "StaleGradientError",
     "FileError",
     "MissingFileError",
     "IsADirectoryFileError",
@@ -121,6 +122,11 @@ class InputWriteError(MXNetError, ValueError):
 class InvalidArgumentError(MXNetError, ValueError):
     """An argument with a value the function cannot take (``trainer.step(0)``, a
     malformed regular expression in ``collect_params``)."""
+
+
+class StaleGradientError(MXNetError, UserWarning):
+    """``Trainer.step`` found a gradient that no backward updated since the last step
+    (MXNet raises ``UserWarning`` as an exception there)."""
 
 
 class ArgumentTypeError(MXNetError, TypeError):

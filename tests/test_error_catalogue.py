@@ -417,6 +417,17 @@ def test_trainer_step_zero(bs):
     assert not np.array_equal(net.weight.data().asnumpy(), w)
 
 
+def test_trainer_stale_gradient_is_a_user_warning():
+    net, tr = _trained()
+    tr.step(2)
+    w = net.weight.data().asnumpy().copy()
+    with raises(base.StaleGradientError, UserWarning, net.weight.name, "ignore_stale_grad"):
+        tr.step(2)
+    np.testing.assert_array_equal(net.weight.data().asnumpy(), w)
+    tr.step(2, ignore_stale_grad=True)  # skips the stale parameters
+    np.testing.assert_array_equal(net.weight.data().asnumpy(), w)
+
+
 def test_trainer_unknown_optimizer():
     net = nn.Dense(2, in_units=3)
     net.initialize()

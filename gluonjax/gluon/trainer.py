@@ -15,7 +15,7 @@ import numpy as np
 from .. import optimizer as opt
 from .._caches import LRU
 from ..autograd._deferred import Pending, pending_call
-from ..base import InvalidArgumentError, MXNetError
+from ..base import InvalidArgumentError, MXNetError, StaleGradientError
 from ..optimizer._fused_update import apply_update, backward_and_update
 from ._param_array import write_values
 from ._trainer_store import StoreMixin, _LocalUpdater
@@ -172,7 +172,7 @@ class Trainer(StoreMixin):
             if stale:
                 if ignore_stale_grad:
                     continue
-                raise MXNetError(
+                raise StaleGradientError(
                     f"Gradient of Parameter `{p.name}` on context {p.list_ctx()[0]} has not been "
                     f"updated by backward since last `step`. This could mean a bug in your model "
                     f"that made it only use a subset of the Parameters (Blocks) for this "
