@@ -332,9 +332,32 @@ def test_writes_into_inputs_refused_in_both_modes(hybridize, cls, fn):
 def test_numpy_input_refused_in_both_modes(hybridize):
     blk = _Returns(lambda x: x * 2, prefix="np_")
     blk.hybridize(hybridize)
-    with raises(base.BlockInputError, ValueError, "numpy.ndarray", "(2,)", "mx.nd.array"):
+    with raises(
+        base.BlockInputError, ValueError, "numpy.ndarray", "(2,)", "input 0", "mx.nd.array"
+    ):
         blk(np.ones(2, np.float32))
     assert isinstance(blk(mx.nd.ones(2)), mx.nd.NDArray)
+
+
+class _Either(nn.HybridBlock):
+    def hybrid_forward(self, F, a, b):
+        return a if b is None else (b if a is None else a + b)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_inputs_need_an_ndarray_and_no_mixing_with_symbols(hybridize):
+    """As MXNet: at least one NDArray/Symbol input, and never both kinds (ValueError)."""
+    blk = _Either(prefix="either_")
+    blk.hybridize(hybridize)
+    with raises(base.BlockInputError, ValueError, "'either'", "without any NDArray"):
+        blk(None, None)
+    for args in [(mx.nd.ones(2), mx.sym.var("a")), (mx.sym.var("a"), mx.nd.ones(2))]:
+        with raises(base.BlockInputError, ValueError, "mixed"):
+            blk(*args)
+    with raises(base.BlockInputError, ValueError, "numpy.ndarray", "input 0"):
+        blk([mx.nd.ones(2), np.ones(2)], None)
+    np.testing.assert_array_equal(blk(None, mx.nd.ones(2)).asnumpy(), [1, 1])
+    np.testing.assert_array_equal(blk(mx.nd.ones(2), 1).asnumpy(), [2, 2])
 
 
 def test_writes_into_a_copy_are_fine():

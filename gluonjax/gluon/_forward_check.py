@@ -29,16 +29,37 @@ def _who(block):
 
 
 def check_inputs(block, args):
-    """Refuse numpy arrays among ``args`` (nested lists/tuples too)."""
+    """Refuse numpy arrays among ``args`` (nested lists/tuples too), inputs with no
+    NDArray or Symbol at all (``net(None, None)``), and NDArrays mixed with Symbols, as
+    MXNet does (``ValueError``)."""
+    kinds = set()
     for i, a in enumerate(args):
-        if isinstance(a, np.ndarray):
-            raise BlockInputError(
-                f"{_who(block)} was called with a numpy.ndarray of shape {a.shape} as input "
-                f"{i}; HybridBlocks take NDArrays (as MXNet). Convert it with "
-                f"mx.nd.array(x)."
-            )
-        if isinstance(a, (list, tuple)):
-            check_inputs(block, a)
+        _walk_input(block, a, i, kinds)
+    if "nd" in kinds and "sym" in kinds:
+        raise BlockInputError(
+            f"{_who(block)} was called with NDArrays and Symbols mixed; pass all inputs as "
+            f"NDArrays (to run) or all as Symbols (to build a graph)."
+        )
+    if not kinds and args:
+        raise BlockInputError(
+            f"{_who(block)} was called without any NDArray or Symbol input (got "
+            f"{[type(a).__name__ for a in args]}); at least one input must be an NDArray."
+        )
+
+
+def _walk_input(block, a, i, kinds):
+    if isinstance(a, (NDArray, jax.Array)):
+        kinds.add("nd")
+    elif hasattr(a, "_outputs"):
+        kinds.add("sym")
+    elif isinstance(a, np.ndarray):
+        raise BlockInputError(
+            f"{_who(block)} was called with a numpy.ndarray of shape {a.shape} in input {i}; "
+            f"HybridBlocks take NDArrays (as MXNet). Convert it with mx.nd.array(x)."
+        )
+    elif isinstance(a, (list, tuple)):
+        for v in a:
+            _walk_input(block, v, i, kinds)
 
 
 def _bad_leaf(out, top=True):

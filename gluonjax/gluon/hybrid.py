@@ -124,6 +124,7 @@ class HybridBlock(Block):
             and _STATE.scope is None
         ):
             if args and not isinstance(args[0], NDArray) and hasattr(args[0], "_outputs"):
+                _fc.check_inputs(self, args)
                 return super().__call__(*args)
             if cached is None:
                 cached = self._build(args)
@@ -143,6 +144,7 @@ class HybridBlock(Block):
                 args = tuple(_as_ndarray(a) for a in args)
             return super().__call__(*args, **kwargs)
         if args and hasattr(args[0], "_outputs"):  # a symbolic call
+            _fc.check_inputs(self, args)
             return super().__call__(*args, **kwargs)
         # eager: the same rules as a hybridized call (see _forward_check)
         _fc.check_inputs(self, args)
