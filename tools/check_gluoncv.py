@@ -34,13 +34,65 @@ import numpy as np  # noqa: E402
 from gluoncv_common import (  # noqa: E402
     FIXTURE_MODELS,
     MODELS,
+    TRAIN_BATCH,
+    TRAIN_MODELS,
     flat,
     get_model,
+    make_input,
     set_weights,
     setup_gluonjax,
+    train_sample,
+    train_steps,
 )
 
 FIXTURES = HERE.parent / "tests" / "fixtures" / "gluoncv" / "outputs.npz"
+TRAIN_FIXTURES = FIXTURES.parent / "train.npz"
+
+
+def _param_err(got, ref):
+    """max over parameters of max |got - ref| / max(1, max |ref|)."""
+    if set(got) != set(ref):
+        return float("inf")
+    worst = 0.0
+    for k, b in ref.items():
+        scale = max(1.0, float(np.abs(b).max()))
+        worst = max(worst, float(np.abs(got[k].astype(np.float64) - b).max()) / scale)
+    return worst
+
+
+def check_train(name, ref32, ref64, sample, hybridize):
+    """Two SGD steps on gluonjax against MXNet float32, beside MXNet's float32 noise."""
+    import mxnet as mx
+
+    row = {"model": name, "hybridized": hybridize}
+    t0 = time.time()
+    try:
+        net, shape = get_model(name)
+        net.initialize()
+        x = mx.nd.array(make_input((TRAIN_BATCH, *shape[1:])))
+        net(x)
+        set_weights(net)
+        if hybridize:
+            net.hybridize()
+        after = train_steps(net, x)
+        got = train_sample(after) if sample else after
+        row["train_err"] = _param_err(got, ref32)
+        row["train_err_vs_f64"] = _param_err(got, ref64)
+        row["mxnet_f32_vs_f64"] = _param_err(ref32, ref64)
+        row["status"] = "ok"
+    except Exception as e:  # a row of the table
+        tb = traceback.extract_tb(e.__traceback__)[-1]
+        row["status"] = f"{type(e).__name__}: {str(e)[:200]} ({tb.filename}:{tb.lineno})"
+    row["seconds"] = round(time.time() - t0, 1)
+    return row
+
+
+def _split(ref, name):
+    out = {}
+    for dtype in ("float32", "float64"):
+        pre = f"{name}.{dtype}."
+        out[dtype] = {k[len(pre) :]: v for k, v in ref.items() if k.startswith(pre)}
+    return out["float32"], out["float64"]
 
 
 def _err(got, ref):
@@ -104,10 +156,45 @@ def main():
     ap.add_argument("--fixtures", action="store_true", help="compare with the committed npz")
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     ap.add_argument("--no-export", action="store_true", help="skip the export round trip")
+    ap.add_argument("--train", action="store_true", help="two SGD steps against MXNet's")
     ap.add_argument("--mxnet-python", default=str(HERE.parent / ".venv-mxnet" / "bin" / "python"))
     args = ap.parse_args()
     setup_gluonjax()
     rows = []
+    if args.train:
+        names = args.models.split(",") if args.models else list(TRAIN_MODELS)
+        with tempfile.TemporaryDirectory() as tmp:
+            if not args.fixtures:
+                env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+                cmd = [args.mxnet_python, str(HERE / "make_gluoncv_fixtures.py"), "--train"]
+                cmd += ["--params", tmp, "--models", ",".join(names)]
+                subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+            else:
+                ref = dict(np.load(TRAIN_FIXTURES))
+            for name in names:
+                if args.fixtures:
+                    ref32, ref64 = _split(ref, name)
+                else:
+                    ref32, ref64 = (
+                        dict(np.load(os.path.join(tmp, f"{name}.train.{d}.npz")))
+                        for d in ("float32", "float64")
+                    )
+                for hyb in (False, True):
+                    rows.append(check_train(name, ref32, ref64, args.fixtures, hyb))
+                    if args.json:
+                        print(json.dumps(rows[-1]), flush=True)
+        if not args.json:
+            print(
+                "| model | hybridized | 2 SGD steps vs MXNet f32 | vs MXNet f64 "
+                "| MXNet f32 vs f64 | status |"
+            )
+            print("| --- | --- | --- | --- | --- | --- |")
+            for r in rows:
+                te, noise = r.get("train_err", float("nan")), r.get("mxnet_f32_vs_f64", 0)
+                t64 = r.get("train_err_vs_f64", float("nan"))
+                cells = f"{te:.1e} | {t64:.1e} | {noise:.1e}"
+                print(f"| {r['model']} | {r['hybridized']} | {cells} | {r['status']} |")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         export_dir = None if args.no_export else tmp
         if args.fixtures:

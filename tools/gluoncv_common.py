@@ -105,3 +105,44 @@ def flat(out):
             res += flat(o)
         return res
     return [out.asnumpy()]
+
+
+# models whose two SGD steps are compared (classification-style outputs in training mode)
+TRAIN_MODELS = ("resnet18_v1b", "mobilenet0.25", "se_resnet18_v1", "simple_pose_resnet18_v1b")
+TRAIN_BATCH = 2  # BatchNorm's batch statistics need more than one value per channel
+
+
+def train_steps(net, x, steps=2, seed=SEED):
+    """``steps`` SGD steps (momentum 0.9, wd 1e-4) on sum(output * fixed random head).
+
+    Returns ``{structural name: array}`` of every parameter afterwards (running statistics
+    included). ``x`` is an NDArray; its dtype decides the heads' dtype.
+    """
+    import mxnet as mx
+
+    trainer = mx.gluon.Trainer(
+        net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9, "wd": 1e-4}
+    )
+    rng = np.random.RandomState(seed + 1)
+    heads = None
+    for _ in range(steps):
+        with mx.autograd.record():
+            out = net(x)
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            if heads is None:
+                heads = [mx.nd.array(rng.normal(size=o.shape), dtype=o.dtype) for o in outs]
+            loss = mx.nd.add_n(*[(o * h).sum() for o, h in zip(outs, heads)])
+        loss.backward()
+        trainer.step(1)
+    return {k: p.data().asnumpy() for k, p in net._collect_params_with_prefix().items()}
+
+
+def train_sample(params, n=16, seed=SEED):
+    """A fixed sample of each parameter (``n`` seeded entries and the sum), for fixtures."""
+    rng = np.random.RandomState(seed + 2)
+    res = {}
+    for k in sorted(params):
+        v = params[k].reshape(-1).astype(np.float64)
+        pick = rng.randint(0, v.size, size=min(n, v.size))
+        res[k] = np.concatenate([v[pick], [v.sum()]])
+    return res

@@ -11,6 +11,10 @@ Default: for each of ``FIXTURE_MODELS`` (tools/gluoncv_common.py), seeded weight
 ``tests/fixtures/gluoncv/outputs.npz`` with ``<model>.x`` and ``<model>.eager.<i>`` /
 ``<model>.hybrid.<i>``. With ``--params DIR``: also ``DIR/<model>.params`` written by MXNet's
 ``save_parameters`` and ``DIR/<model>.npz`` (used by ``tools/check_gluoncv.py``, not committed).
+With ``--train``: two SGD steps of each of ``TRAIN_MODELS`` from the seeded weights, in float32
+and float64 (the float32 noise); ``tests/fixtures/gluoncv/train.npz`` holds a seeded sample of
+every parameter afterwards (``train_sample``); with ``--params`` every parameter goes to
+``DIR/<model>.train.<dtype>.npz``.
 """
 
 from __future__ import annotations
@@ -26,9 +30,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mxnet as mx  # noqa: E402
 import numpy as np  # noqa: E402
-from gluoncv_common import FIXTURE_MODELS, flat, get_model, make_input, set_weights  # noqa: E402
+from gluoncv_common import (  # noqa: E402
+    FIXTURE_MODELS,
+    TRAIN_BATCH,
+    TRAIN_MODELS,
+    flat,
+    get_model,
+    make_input,
+    set_weights,
+    train_sample,
+    train_steps,
+)
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "gluoncv" / "outputs.npz"
+TRAIN_OUT = OUT.parent / "train.npz"
+
+
+def train(name, params_dir=None):
+    """Two SGD steps in float32 and in float64 (the float32 noise) from the same weights."""
+    res = {}
+    for dtype in ("float32", "float64"):
+        net, shape = get_model(name)
+        net.initialize()
+        x = make_input((TRAIN_BATCH, *shape[1:]))
+        net(mx.nd.array(x))
+        set_weights(net)
+        net.cast(dtype)
+        after = train_steps(net, mx.nd.array(x, dtype=dtype))
+        if params_dir is not None:
+            np.savez(os.path.join(params_dir, f"{name}.train.{dtype}.npz"), **after)
+        res.update({f"{name}.{dtype}.{k}": v for k, v in train_sample(after).items()})
+    return res
 
 
 def run(name, params_dir=None):
@@ -53,7 +85,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--params", help="also write MXNet's .params and outputs per model here")
     ap.add_argument("--models", help="comma-separated (default: FIXTURE_MODELS)")
+    ap.add_argument("--train", action="store_true", help="two SGD steps (TRAIN_MODELS)")
     args = ap.parse_args()
+    if args.train:
+        names = args.models.split(",") if args.models else TRAIN_MODELS
+        out = {}
+        for name in names:
+            out.update(train(name, args.params))
+            print(name, "ok", flush=True)
+        if args.params is None:
+            np.savez_compressed(TRAIN_OUT, **out)
+            print("wrote", TRAIN_OUT, os.path.getsize(TRAIN_OUT), "bytes")
+        return
     names = args.models.split(",") if args.models else FIXTURE_MODELS
     out = {}
     for name in names:
