@@ -1,6 +1,6 @@
 """gluoncv 0.10.5's model zoo, unmodified, on gluonjax with the ``mxnet`` alias.
 
-Outputs of a few small models (classification, SE, detection with NMS, pose) match real
+The outputs of a small detection model (MobileNet backbone, YOLOv3 head, NMS) match real
 MXNet 1.9.1's on the same seeded weights: eager, hybridized, and after ``export`` +
 ``SymbolBlock.imports``. The reference outputs come from ``tools/make_gluoncv_fixtures.py``
 (MXNet's interpreter); the check is ``tools/check_gluoncv.py --fixtures`` in a subprocess, so
@@ -22,7 +22,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 NEEDED = ("gluoncv", "tqdm", "portalocker", "PIL", "scipy")
 MISSING = [m for m in NEEDED if importlib.util.find_spec(m) is None]
-MODELS = ("resnet18_v1b", "se_resnet18_v1", "yolo3_mobilenet0.25_voc")
+# YOLOv3 on a MobileNet backbone: convolutions, BatchNorm, upsampling, box decoding, NMS;
+# the other families run in tools/check_gluoncv.py (too slow to compile for make test)
+MODELS = ("yolo3_mobilenet0.25_voc",)
 TOL = 1e-4  # max |gluonjax - MXNet| / max(1, max |MXNet|)
 
 
