@@ -395,6 +395,7 @@ _SETTINGS = dict(
 )
 
 
+@pytest.mark.timeout(1200)  # 200 programs, each run three ways: minutes on 2 loaded cores
 @settings(max_examples=int(os.environ.get("GLUONJAX_PROGRAMS", "200")), **_SETTINGS)
 @given(spec=programs())
 def test_generated_programs(pool, spec):

@@ -30,7 +30,7 @@ class Function:
     >>> x = mx.nd.array([3.0]); x.attach_grad()
     >>> with mx.autograd.record():
     ...     y = Square()(x)
-    >>> y.backward(); x.grad.asscalar()
+    >>> y.backward(); float(x.grad.asscalar())
     6.0
     """
 

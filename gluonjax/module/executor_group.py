@@ -38,8 +38,8 @@ def split_input_slice(batch_size, work_load_list):
     Examples
     --------
     >>> from gluonjax.module.executor_group import split_input_slice
-    >>> split_input_slice(10, [1, 1, 2])
-    [slice(0, 2, None), slice(2, 5, None), slice(5, 10, None)]
+    >>> split_input_slice(10, [1, 1, 2])  # 2.5 rounds to 2 (Python 3, as MXNet)
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 10, None)]
     """
     total = float(sum(work_load_list))
     counts = [int(round(w * batch_size / total)) for w in work_load_list]

@@ -180,3 +180,59 @@ def test_augmenters_with_the_same_seed(name):
     atol = 1 if name in ("aug_resize", "aug_force", "aug_center", "aug_randsized") else 2e-3
     same(AUGS[name]()(src), name, atol=atol)
     assert len(mx.image.CreateAugmenter((3, 8, 8), resize=10, rand_crop=True, mean=True)) == 4
+
+
+def test_each_image_op_by_its_name_against_numpy():
+    # the identity settings of the random ops, and the deterministic ones, against NumPy
+    x = np.random.RandomState(0).randint(0, 255, (6, 5, 3)).astype(np.float32)
+    nd_x = mx.nd.array(x)
+    im = mx.nd.image
+    np.testing.assert_array_equal(im.flip_top_bottom(nd_x).asnumpy(), x[::-1])
+    np.testing.assert_array_equal(im.flip_left_right(nd_x).asnumpy(), x[:, ::-1])
+    for got, flipped in (
+        (im.random_flip_left_right(nd_x).asnumpy(), x[:, ::-1]),
+        (im.random_flip_top_bottom(nd_x).asnumpy(), x[::-1]),
+    ):
+        assert (got == x).all() or (got == flipped).all()
+    np.testing.assert_allclose(
+        im.random_contrast(nd_x, min_factor=1.0, max_factor=1.0).asnumpy(), x, atol=1e-3
+    )
+    np.testing.assert_array_equal(im.crop(nd_x, x=1, y=2, width=3, height=4).asnumpy(), x[2:6, 1:4])
+    np.testing.assert_allclose(im.random_lighting(nd_x, alpha_std=0.0).asnumpy(), x, atol=1e-4)
+    np.testing.assert_allclose(
+        im.random_saturation(nd_x, min_factor=1.0, max_factor=1.0).asnumpy(), x, atol=1e-3
+    )
+    np.testing.assert_allclose(
+        im.random_hue(nd_x, min_factor=0.0, max_factor=0.0).asnumpy(), x, atol=1e-2
+    )
+    np.testing.assert_allclose(
+        im.random_color_jitter(nd_x, 0.0, 0.0, 0.0, 0.0).asnumpy(), x, atol=1e-2
+    )
+    np.testing.assert_allclose(
+        im.random_brightness(nd_x, min_factor=0.5, max_factor=0.5).asnumpy(), x * 0.5, rtol=1e-6
+    )
+    assert im.resize(nd_x, size=(4, 3)).shape == (3, 4, 3)
+    chw = x.transpose(2, 0, 1) / 255
+    got = im.normalize(mx.nd.array(chw), mean=(0.5, 0.4, 0.3), std=(0.2, 0.2, 0.1)).asnumpy()
+    want = (chw - np.array([0.5, 0.4, 0.3])[:, None, None]) / np.array([0.2, 0.2, 0.1])[
+        :, None, None
+    ]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_batchnorm_with_relu_op_is_relu_of_batchnorm():
+    rs = np.random.RandomState(1)
+    x, g, b = (
+        rs.randn(4, 3, 2).astype(np.float32),
+        rs.rand(3).astype(np.float32),
+        rs.randn(3).astype(np.float32),
+    )
+    mean, var = rs.randn(3).astype(np.float32), rs.rand(3).astype(np.float32) + 0.5
+    got = mx.nd.contrib.BatchNormWithReLU(
+        *(mx.nd.array(a) for a in (x, g, b, mean, var)),
+        use_global_stats=True,
+        fix_gamma=False,
+        eps=1e-5,
+    ).asnumpy()
+    norm = (x - mean[:, None]) / np.sqrt(var[:, None] + 1e-5) * g[:, None] + b[:, None]
+    np.testing.assert_allclose(got, np.maximum(norm, 0), rtol=1e-5, atol=1e-5)

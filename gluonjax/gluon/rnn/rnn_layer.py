@@ -425,7 +425,9 @@ class LSTM(_RNNLayer):
     Examples
     --------
     >>> import gluonjax as mx
-    >>> layer = mx.gluon.rnn.LSTM(6, num_layers=2, layout='NTC', bidirectional=True)
+    >>> layer = mx.gluon.rnn.LSTM(
+    ...     6, num_layers=2, layout='NTC', bidirectional=True, prefix='lstm0_'
+    ... )
     >>> layer.initialize()
     >>> out, (h, c) = layer(mx.nd.ones((3, 5, 4)), layer.begin_state(3))
     >>> out.shape, h.shape
