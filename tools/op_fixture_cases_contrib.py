@@ -239,3 +239,23 @@ case("gather_nd-3d", "gather_nd", [r(2, 3, 4), idx([[1, 0], [2, 1]])])
 case("scatter_nd", "scatter_nd", [r(3), idx([[0, 2, 1], [1, 3, 0]])], shape=(3, 4))
 case("scatter_nd-rows", "scatter_nd", [r(2, 4), idx([[2, 0]])], shape=(3, 4))
 # fmt: on
+
+# ----------------------------------------------------------------------------- amp
+# gluoncv's box coders call amp_multicast; CenterNet divides int64 index rows by a (1,) array
+group("amp")
+# fmt: off
+case("amp_cast", "amp_cast", [r(2, 3)], dtype="float16")
+case("amp_cast-int", "amp_cast", [ND(np.arange(6, dtype=np.int32).reshape(2, 3))],
+     dtype="float16")
+case("amp_multicast", "amp_multicast", [r(2, 3).astype(np.float16), r(3)], num_outputs=2)
+case("amp_multicast-first", "amp_multicast", [r(2).astype(np.float16), r(2).astype(np.float16)],
+     num_outputs=2)
+case("amp_multicast-narrow", "amp_multicast", [r(2, 3), r(3).astype(np.float16)], num_outputs=2,
+     cast_narrow=True)
+case("amp_multicast-int", "amp_multicast",
+     [r(2).astype(np.float16), r(2), ND(np.arange(3, dtype=np.int32))], num_outputs=3)
+case("broadcast_div-int-ndim", "broadcast_div",
+     [ND(np.array([[7, -7, 9, 40]], dtype=np.int32)), ND(np.array([3], dtype=np.int32))])
+case("broadcast_mod-int-ndim", "broadcast_mod",
+     [ND(np.array([[7, 8, 9, 40]], dtype=np.int32)), ND(np.array([3], dtype=np.int32))])
+# fmt: on

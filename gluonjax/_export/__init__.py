@@ -15,6 +15,8 @@ them were built:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._io.atomic import atomic_write
@@ -54,11 +56,18 @@ def export_block(
     remove_amp_cast=True,
     example_inputs=None,
     stablehlo=True,
-    dynamic_batch=True,
+    dynamic_batch=None,
     stablehlo_text=False,
     iree=False,
 ):
-    """Write the files of ``HybridBlock.export`` and return their paths (see module doc)."""
+    """Write the files of ``HybridBlock.export`` and return their paths (see module doc).
+
+    ``dynamic_batch=None`` (the default) makes the StableHLO artifact's batch size symbolic
+    when the forward allows it, and otherwise (a model that fixes its batch, e.g. with a
+    constant-length ``arange`` or per-image proposal counts) exports at the example's batch
+    size with a warning, as MXNet's ``export`` writes any model; ``True`` requires a symbolic
+    batch (raises), ``False`` never tries it.
+    """
     from . import stablehlo as _shlo
 
     path = str(path)
@@ -82,19 +91,30 @@ def export_block(
 
         specs = traced.param_specs()
         names = [traced.names[i] for i in used]
-        files.update(
-            _shlo.build_artifact(
+
+        def artifact(dynamic):
+            return _shlo.build_artifact(
                 sub_fn,
                 names,
                 [key_of[n] for n in names],
                 [specs[i] for i in used],
                 traced,
                 prefix,
-                dynamic_batch=dynamic_batch,
+                dynamic_batch=dynamic,
                 stablehlo_text=stablehlo_text,
                 iree=iree,
             )
-        )
+
+        try:
+            files.update(artifact(True if dynamic_batch is None else dynamic_batch))
+        except _shlo.SymbolicBatchError as err:
+            if dynamic_batch is not None:
+                raise
+            warnings.warn(
+                f"{err}; exporting the StableHLO artifact at the example's batch size",
+                stacklevel=3,
+            )
+            files.update(artifact(False))
     for fname, data in files.items():
         atomic_write(fname, data)
     return list(files)

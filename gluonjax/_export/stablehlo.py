@@ -57,6 +57,10 @@ def _input_specs(signature, dynamic_batch):
     ]
 
 
+class SymbolicBatchError(MXNetError):
+    """The forward cannot be traced with a symbolic batch size (export at a fixed one)."""
+
+
 def export_function(fn, param_specs, signature, dynamic_batch=True):
     """``jax.export.Exported`` of ``fn(*params, *inputs)``; batch symbolic if asked."""
     specs = list(param_specs) + _input_specs(signature, dynamic_batch)
@@ -66,7 +70,7 @@ def export_function(fn, param_specs, signature, dynamic_batch=True):
     except Exception as err:  # noqa: BLE001 - report which part failed
         if not dynamic_batch:
             raise
-        raise MXNetError(
+        raise SymbolicBatchError(
             f"export: the forward cannot be traced with a symbolic batch size "
             f"({type(err).__name__}: "
             f"{str(err).splitlines()[0]}); pass dynamic_batch=False to export at the example's "

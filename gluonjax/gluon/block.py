@@ -352,3 +352,17 @@ def to_ndarray(x):
 
 def param_count(params):
     return int(sum(np.prod(p.shape) for p in params if p.shape is not None))
+
+
+# MXNet defines HybridBlock and SymbolBlock in gluon/block.py, and libraries import them from
+# there (``from mxnet.gluon.block import HybridBlock``); here they live in their own modules,
+# which import this one, so they are looked up on first access.
+_MOVED = {"HybridBlock": "hybrid", "SymbolBlock": "symbol_block"}
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__package__}.{_MOVED[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

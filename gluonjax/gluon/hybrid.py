@@ -322,7 +322,8 @@ class HybridBlock(Block):
         Run the block once first (or pass ``example_inputs=[x]``). Parameters are
         named by structural name ('0.weight'); ``path-%04d.stablehlo`` with its
         ``.manifest.json`` runs with :mod:`gluonjax.deploy` and only jax. Keyword
-        options: ``stablehlo=True``, ``dynamic_batch=True``, ``stablehlo_text=False``
+        options: ``stablehlo=True``, ``dynamic_batch=None`` (symbolic batch when the forward
+        allows it, else the example's with a warning; True requires it), ``stablehlo_text=False``
         (also ``path-%04d.mlir``), ``iree=False`` (fixed-batch IREE module).
         Returns the list of files written.
         """

@@ -92,6 +92,10 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
     meta, kwargs = _node_metadata(op, kwargs)
     attr_kw = {k: v for k, v in kwargs.items() if k in op.attrs}
     given = {k: v for k, v in kwargs.items() if k not in op.attrs}
+    if given and not any(not a.startswith("_") for a in op.attrs):
+        # as in nd (and MXNet): ops without parameters ignore extra non-input keywords
+        # (``F.zeros_like(x, dtype='int64')`` keeps x's dtype)
+        given = {k: v for k, v in given.items() if isinstance(v, Symbol) or v is None}
     if op.variadic:
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])

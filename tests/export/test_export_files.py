@@ -124,6 +124,28 @@ def test_stablehlo_can_be_skipped_and_fixed_batch(tmp_path):
     assert man["inputs"][0]["shape"] == [3, 10] and man["batch_symbol"] is None
 
 
+class _FixedBatch(mx.gluon.HybridBlock):
+    """A forward that only works at batch size 2 (like gluoncv's CenterNet decoder)."""
+
+    def hybrid_forward(self, F, x):
+        return F.broadcast_add(x, F.arange(2).reshape((2, 1)))
+
+
+def test_export_falls_back_to_the_example_batch_when_the_batch_cannot_be_symbolic(tmp_path):
+    # MXNet's export writes any model; the artifact is then fixed to the example's batch
+    net = _FixedBatch()
+    x = mx.nd.ones((2, 3))
+    with pytest.warns(UserWarning, match="symbolic batch"):
+        net.export(str(tmp_path / "a"), example_inputs=[x])
+    man = json.loads((tmp_path / "a-0000.manifest.json").read_text())
+    assert man["inputs"][0]["shape"] == [2, 3] and man["batch_symbol"] is None
+    want = np.ones((2, 3)) + np.arange(2).reshape(2, 1)
+    back = mx.gluon.SymbolBlock.imports(str(tmp_path / "a-symbol.json"), ["data"])
+    np.testing.assert_allclose(back(x).asnumpy(), want)
+    with pytest.raises(MXNetError, match="symbolic batch"):
+        net.export(str(tmp_path / "b"), example_inputs=[x], dynamic_batch=True)
+
+
 @pytest.mark.parametrize(
     "arrays",
     [

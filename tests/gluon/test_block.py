@@ -348,3 +348,11 @@ def test_summary_shared_params(capsys):
     assert "Total params: 24" in text  # 12 weights used twice
     assert "Shared params in forward computation graph: 12" in text
     assert "Unique parameters in model: 12" in text
+
+
+def test_gluon_block_module_exports_hybrid_and_symbol_block():
+    # MXNet defines them in gluon/block.py; libraries import them from there
+    from gluonjax.gluon.block import Block, HybridBlock, SymbolBlock
+
+    assert HybridBlock is mx.gluon.HybridBlock and SymbolBlock is mx.gluon.SymbolBlock
+    assert issubclass(HybridBlock, Block)

@@ -139,3 +139,16 @@ def test_group2ctx_places_arguments_of_a_ctx_group():
     np.testing.assert_array_equal(out, np.full((2, 3), 7.0))
     exe.backward(mx.nd.ones((2, 3)))
     np.testing.assert_array_equal(exe.grad_dict["a"].asnumpy(), np.full((2, 3), 2.0))
+
+
+def test_ops_without_parameters_ignore_extra_keywords_in_sym_as_in_nd():
+    # MXNet stores unknown keywords of a parameterless op as node attributes and ignores
+    # them; gluoncv's CenterNet calls F.zeros_like(x, dtype='int64') in a hybridized block
+    x = mx.sym.var("x")
+    y = mx.sym.zeros_like(x, dtype="int64")
+    assert y.list_arguments() == ["x"]
+    data = mx.nd.array(np.arange(3), dtype="int32")
+    got = y.eval(x=data)[0]
+    want = mx.nd.zeros_like(data, dtype="int64")
+    np.testing.assert_array_equal(got.asnumpy(), np.zeros(3, np.int32))
+    assert got.dtype == want.dtype == np.int32

@@ -1,6 +1,7 @@
 """Operator definitions, one module per family; importing registers them all."""
 
 from . import (  # noqa: F401  # noqa: F401,E402
+    amp,
     attention,
     boxes,
     contrib_misc,

@@ -25,6 +25,8 @@ def _fix(x):
 def _divide(a, b):
     """MXNet's ``/``: true division for floats, C division (toward zero) for integers."""
     if jnp.issubdtype(a.dtype, jnp.integer) and jnp.issubdtype(b.dtype, jnp.integer):
+        dtype = jnp.result_type(a, b)
+        a, b = jnp.broadcast_arrays(a.astype(dtype), b.astype(dtype))
         return jax.lax.div(a, b)
     return jnp.divide(a, b)
 

@@ -1,0 +1,233 @@
+"""gluoncv 0.10.5's model zoo on gluonjax (``mxnet`` aliased) against real MXNet 1.9.1.
+
+Run with gluonjax's interpreter::
+
+    python tools/check_gluoncv.py                    # every model in MODELS, a table
+    python tools/check_gluoncv.py --models resnet18_v1b,fcn_resnet50_voc
+    python tools/check_gluoncv.py --fixtures --json  # the committed fixtures (the test)
+
+Without ``--fixtures`` it runs ``tools/make_gluoncv_fixtures.py --params TMP`` in the MXNet
+interpreter (``.venv-mxnet``, or ``--mxnet-python``), which saves each model's weights with
+MXNet's ``save_parameters`` and its eager and hybridized outputs; then it loads those weights
+into the same gluoncv model on gluonjax and compares eager, hybridized and export +
+``SymbolBlock.imports`` outputs. The error of an output is max |gluonjax - MXNet| divided by
+max(1, max |MXNet|). With ``--fixtures`` the weights are ``set_weights``'s seeded ones and the
+reference outputs come from ``tests/fixtures/gluoncv/outputs.npz``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+from gluoncv_common import (  # noqa: E402
+    FIXTURE_MODELS,
+    MODELS,
+    TRAIN_BATCH,
+    TRAIN_MODELS,
+    flat,
+    get_model,
+    make_input,
+    set_weights,
+    setup_gluonjax,
+    train_sample,
+    train_steps,
+)
+
+FIXTURES = HERE.parent / "tests" / "fixtures" / "gluoncv" / "outputs.npz"
+TRAIN_FIXTURES = FIXTURES.parent / "train.npz"
+
+
+def _param_err(got, ref):
+    """max over parameters of max |got - ref| / max(1, max |ref|)."""
+    if set(got) != set(ref):
+        return float("inf")
+    worst = 0.0
+    for k, b in ref.items():
+        scale = max(1.0, float(np.abs(b).max()))
+        worst = max(worst, float(np.abs(got[k].astype(np.float64) - b).max()) / scale)
+    return worst
+
+
+def check_train(name, ref32, ref64, sample, hybridize):
+    """Two SGD steps on gluonjax against MXNet float32, beside MXNet's float32 noise."""
+    import mxnet as mx
+
+    row = {"model": name, "hybridized": hybridize}
+    t0 = time.time()
+    try:
+        net, shape = get_model(name)
+        net.initialize()
+        x = mx.nd.array(make_input((TRAIN_BATCH, *shape[1:])))
+        net(x)
+        set_weights(net)
+        if hybridize:
+            net.hybridize()
+        after = train_steps(net, x)
+        got = train_sample(after) if sample else after
+        row["train_err"] = _param_err(got, ref32)
+        row["train_err_vs_f64"] = _param_err(got, ref64)
+        row["mxnet_f32_vs_f64"] = _param_err(ref32, ref64)
+        row["status"] = "ok"
+    except Exception as e:  # a row of the table
+        tb = traceback.extract_tb(e.__traceback__)[-1]
+        row["status"] = f"{type(e).__name__}: {str(e)[:200]} ({tb.filename}:{tb.lineno})"
+    row["seconds"] = round(time.time() - t0, 1)
+    return row
+
+
+def _split(ref, name):
+    out = {}
+    for dtype in ("float32", "float64"):
+        pre = f"{name}.{dtype}."
+        out[dtype] = {k[len(pre) :]: v for k, v in ref.items() if k.startswith(pre)}
+    return out["float32"], out["float64"]
+
+
+def _err(got, ref):
+    if len(got) != len(ref):
+        return float("inf")
+    worst = 0.0
+    for a, b in zip(got, ref):
+        if a.shape != b.shape:
+            return float("inf")
+        if b.size:
+            scale = max(1.0, float(np.abs(b).max()))
+            worst = max(worst, float(np.abs(a.astype(np.float64) - b).max()) / scale)
+    return worst
+
+
+def check(name, ref, params=None, export_dir=None):
+    """One row: errors of eager / hybridized / exported outputs against ``ref``."""
+    import mxnet as mx
+
+    row = {"model": name}
+    stage = "get_model"
+    t0 = time.time()
+    try:
+        net, _ = get_model(name)
+        x = mx.nd.array(ref[f"{name}.x"])
+        stage = "load weights"
+        if params is not None:
+            net.load_parameters(params)
+        else:
+            net.initialize()
+            net(x)
+            set_weights(net)
+        n_out = len([k for k in ref if k.startswith(f"{name}.eager.")])
+        want_e = [ref[f"{name}.eager.{i}"] for i in range(n_out)]
+        want_h = [ref[f"{name}.hybrid.{i}"] for i in range(n_out)]
+        stage = "eager forward"
+        row["eager"] = _err(flat(net(x)), want_e)
+        stage = "hybridized forward"
+        net.hybridize()
+        row["hybrid"] = _err(flat(net(x)), want_h)
+        if export_dir is not None:
+            stage = "export + SymbolBlock.imports"
+            prefix = os.path.join(export_dir, name)
+            net.export(prefix)
+            with_names = ["data"]
+            back = mx.gluon.SymbolBlock.imports(
+                f"{prefix}-symbol.json", with_names, f"{prefix}-0000.params"
+            )
+            row["export"] = _err(flat(back(x)), want_h)
+        row["status"] = "ok"
+    except Exception as e:  # a row of the table, not a crash of the tool
+        tb = traceback.extract_tb(e.__traceback__)[-1]
+        row["status"] = f"{stage}: {type(e).__name__}: {str(e)[:200]} ({tb.filename}:{tb.lineno})"
+    row["seconds"] = round(time.time() - t0, 1)
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", help="comma-separated names from tools/gluoncv_common.py")
+    ap.add_argument("--fixtures", action="store_true", help="compare with the committed npz")
+    ap.add_argument("--json", action="store_true", help="one JSON object per line")
+    ap.add_argument("--no-export", action="store_true", help="skip the export round trip")
+    ap.add_argument("--train", action="store_true", help="two SGD steps against MXNet's")
+    ap.add_argument("--mxnet-python", default=str(HERE.parent / ".venv-mxnet" / "bin" / "python"))
+    args = ap.parse_args()
+    setup_gluonjax()
+    rows = []
+    if args.train:
+        names = args.models.split(",") if args.models else list(TRAIN_MODELS)
+        with tempfile.TemporaryDirectory() as tmp:
+            if not args.fixtures:
+                env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+                cmd = [args.mxnet_python, str(HERE / "make_gluoncv_fixtures.py"), "--train"]
+                cmd += ["--params", tmp, "--models", ",".join(names)]
+                subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+            else:
+                ref = dict(np.load(TRAIN_FIXTURES))
+            for name in names:
+                if args.fixtures:
+                    ref32, ref64 = _split(ref, name)
+                else:
+                    ref32, ref64 = (
+                        dict(np.load(os.path.join(tmp, f"{name}.train.{d}.npz")))
+                        for d in ("float32", "float64")
+                    )
+                for hyb in (False, True):
+                    rows.append(check_train(name, ref32, ref64, args.fixtures, hyb))
+                    if args.json:
+                        print(json.dumps(rows[-1]), flush=True)
+        if not args.json:
+            print(
+                "| model | hybridized | 2 SGD steps vs MXNet f32 | vs MXNet f64 "
+                "| MXNet f32 vs f64 | status |"
+            )
+            print("| --- | --- | --- | --- | --- | --- |")
+            for r in rows:
+                te, noise = r.get("train_err", float("nan")), r.get("mxnet_f32_vs_f64", 0)
+                t64 = r.get("train_err_vs_f64", float("nan"))
+                cells = f"{te:.1e} | {t64:.1e} | {noise:.1e}"
+                print(f"| {r['model']} | {r['hybridized']} | {cells} | {r['status']} |")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        export_dir = None if args.no_export else tmp
+        if args.fixtures:
+            names = args.models.split(",") if args.models else list(FIXTURE_MODELS)
+            ref = dict(np.load(FIXTURES))
+            rows = [check(n, ref, export_dir=export_dir) for n in names]
+        else:
+            names = args.models.split(",") if args.models else list(MODELS)
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            cmd = [args.mxnet_python, str(HERE / "make_gluoncv_fixtures.py"), "--params", tmp]
+            proc = subprocess.run(
+                [*cmd, "--models", ",".join(names)], capture_output=True, text=True, env=env
+            )
+            for name in names:
+                path = os.path.join(tmp, f"{name}.npz")
+                if not os.path.exists(path):
+                    line = [s for s in proc.stdout.splitlines() if s.startswith(name + " ")]
+                    rows.append({"model": name, "status": f"MXNet failed: {line or proc.stderr}"})
+                    continue
+                ref = dict(np.load(path))
+                rows.append(check(name, ref, os.path.join(tmp, f"{name}.params"), export_dir))
+                if args.json:
+                    print(json.dumps(rows[-1]), flush=True)
+        if args.fixtures and args.json:
+            for r in rows:
+                print(json.dumps(r), flush=True)
+    if not args.json:
+        print("| model | eager | hybridized | export+imports | status | s |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for r in rows:
+            cells = [f"{r[k]:.1e}" if k in r else "-" for k in ("eager", "hybrid", "export")]
+            print(f"| {r['model']} | {' | '.join(cells)} | {r['status']} | {r.get('seconds')} |")
+
+
+if __name__ == "__main__":
+    main()
