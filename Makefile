@@ -9,7 +9,8 @@ MXVENV := .venv-mxnet
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,gluoncv]'
+	$(PY) -m pip install -q --no-deps 'gluoncv==0.10.5'
 	touch $@
 
 # Reference MXNet 1.9.1 in its own interpreter, for cross-checks (never imported by gluonjax).
