@@ -28,9 +28,7 @@ MODELS = ("yolo3_mobilenet0.25_voc",)
 TOL = 1e-4  # max |gluonjax - MXNet| / max(1, max |MXNet|)
 
 
-@pytest.mark.skipif(
-    bool(MISSING), reason=f"gluoncv 0.10.5 needs {MISSING} (make installs them)"
-)
+@pytest.mark.skipif(bool(MISSING), reason=f"gluoncv 0.10.5 needs {MISSING} (make installs them)")
 def test_gluoncv_models_match_mxnet():
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(
