@@ -13,6 +13,7 @@ ROWS = [
     "bench_nd",
     "bench_hybrid",
     "bench_train",
+    "bench_first_step",
     "bench_deploy",
     "bench_sparse",
     "bench_detect",
