@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 from ..ndarray.ndarray import NDArray
 from ._download import check_sha1, download, replace_file
 
@@ -44,13 +44,13 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
     """
     size = data.shape[batch_axis]
     if even_split and size % num_slice != 0:
-        raise MXNetError(
+        raise InvalidArgumentError(
             f"data with shape {data.shape} cannot be evenly split into {num_slice} slices along "
             f"axis {batch_axis}. Use a batch size that's multiple of {num_slice} or set "
             f"even_split=False to allow uneven partitioning of data."
         )
     if size < num_slice:
-        raise MXNetError(
+        raise InvalidArgumentError(
             f"Too many slices for data with shape {data.shape}. Arguments are num_slice="
             f"{num_slice} and batch_axis={batch_axis}."
         )
