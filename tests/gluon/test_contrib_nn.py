@@ -159,3 +159,16 @@ def test_sparse_embedding_needs_a_trainer():
     with pytest.raises(RuntimeError, match="row_sparse_data"):
         emb.weight.data()
     assert repr(emb) == "SparseEmbedding(5 -> 2, float32)"
+
+
+def test_contrib_sparse_embedding_op_picks_rows_like_numpy():
+    # MXNet's _contrib_SparseEmbedding (used by Module code) gives Embedding's rows
+    w = np.arange(12, dtype=np.float32).reshape(4, 3)
+    idx = np.array([3, 0, 3], np.float32)
+    got = mx.nd.contrib.SparseEmbedding(mx.nd.array(idx), mx.nd.array(w), input_dim=4, output_dim=3)
+    np.testing.assert_array_equal(got.asnumpy(), w[idx.astype(int)])
+    sym = mx.sym.contrib.SparseEmbedding(
+        data=mx.sym.var("d"), weight=mx.sym.var("w"), input_dim=4, output_dim=3
+    )
+    out = sym.eval(d=mx.nd.array(idx), w=mx.nd.array(w))[0]
+    np.testing.assert_array_equal(out.asnumpy(), w[idx.astype(int)])

@@ -211,6 +211,9 @@ for _kind in ("softmax", "log_softmax", "softmin"):
 
 @register(
     "Embedding",
+    # MXNet's _contrib_SparseEmbedding: the same rows (its row_sparse gradient is stored
+    # densely here, see docs/sparse.md)
+    aliases=("_contrib_SparseEmbedding",),
     inputs=("data", "weight"),
     attrs={
         "input_dim": Attr("int"),
