@@ -106,12 +106,34 @@ class BaseModule:
     def set_params(
         self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
     ):
-        """Set parameter values (``init_params`` without an initializer)."""
+        """Set parameter values (``init_params`` without an initializer when some may be
+        missing; with ``allow_missing`` the given values are written as they are)."""
+        if not allow_missing:
+            self.init_params(
+                initializer=None,
+                arg_params=arg_params,
+                aux_params=aux_params,
+                allow_missing=allow_missing,
+                force_init=force_init,
+                allow_extra=allow_extra,
+            )
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn(
+                "Parameters already initialized and force_init=False. set_params call ignored.",
+                stacklevel=2,
+            )
+            return
+        self._write_params(arg_params, aux_params, force_init, allow_extra)
+
+    def _write_params(self, arg_params, aux_params, force_init, allow_extra):
+        """Write given values (``set_params`` with ``allow_missing``); subclasses that hold
+        parameters themselves override it."""
         self.init_params(
             initializer=None,
             arg_params=arg_params,
             aux_params=aux_params,
-            allow_missing=allow_missing,
+            allow_missing=True,
             force_init=force_init,
             allow_extra=allow_extra,
         )

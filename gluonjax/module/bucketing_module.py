@@ -10,7 +10,6 @@ bucket seen before costs no compilation.
 from __future__ import annotations
 
 import logging
-import warnings
 
 import numpy as np
 
@@ -147,30 +146,11 @@ class BucketingModule(BaseModule):
         self._params_dirty = False
         return params
 
-    def set_params(
-        self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
-    ):
-        """Set the shared parameters (see :meth:`Module.set_params`)."""
-        if not allow_missing:
-            self.init_params(
-                initializer=None,
-                arg_params=arg_params,
-                aux_params=aux_params,
-                allow_missing=allow_missing,
-                force_init=force_init,
-                allow_extra=allow_extra,
-            )
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn(
-                "Parameters already initialized and force_init=False. set_params call ignored.",
-                stacklevel=2,
-            )
-            return
+    def _write_params(self, arg_params, aux_params, force_init, allow_extra):
         self._curr_module.set_params(
             arg_params,
             aux_params,
-            allow_missing=allow_missing,
+            allow_missing=True,
             force_init=force_init,
             allow_extra=allow_extra,
         )
