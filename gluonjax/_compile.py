@@ -83,6 +83,12 @@ def _on_duration(event, duration, **_):
         _say(duration, True)
 
 
+def _has_filelock():
+    import importlib.util
+
+    return importlib.util.find_spec("filelock") is not None
+
+
 def setup():
     """Turn on the persistent cache (unless configured otherwise) and the notice; once."""
     if _ready[0]:
@@ -101,8 +107,9 @@ def setup():
             jax.config.update("jax_compilation_cache_dir", d)
             # small programs too: one model's layers add up to seconds
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.05)
-            if jax.config.jax_compilation_cache_max_size in (None, -1):
-                jax.config.update("jax_compilation_cache_max_size", 2 << 30)  # LRU, 2 GiB
+            if jax.config.jax_compilation_cache_max_size in (None, -1) and _has_filelock():
+                # LRU, 2 GiB; without filelock jax cannot read the cache when a limit is set
+                jax.config.update("jax_compilation_cache_max_size", 2 << 30)
             _ready.append(d)
     monitoring.register_event_listener(_on_event)
     monitoring.register_event_duration_secs_listener(_on_duration)
