@@ -15,6 +15,10 @@ from . import _compile  # noqa: E402
 
 _compile.setup()  # jax's persistent compilation cache, the long-compile notice
 
+from . import _distributed  # noqa: E402
+
+_distributed.init_from_env()  # a launched worker joins its job before jax computes
+
 from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     attribute,
     autograd,

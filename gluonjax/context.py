@@ -126,7 +126,7 @@ def _devices(kind):
     got = _DEVICES.get(kind)
     if got is None:
         try:
-            got = tuple(jax.devices(kind))
+            got = tuple(jax.local_devices(backend=kind))  # this process's (multi-process jobs)
         except RuntimeError:
             got = ()
         _DEVICES[kind] = got

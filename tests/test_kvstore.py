@@ -192,12 +192,6 @@ def test_store_description():
         mx.kv.create(3)
 
 
-@pytest.mark.parametrize("name", ["dist_sync", "dist_device_sync", "dist_async", "nccl", "horovod"])
-def test_multi_process_stores_are_not_available(name):
-    with pytest.raises(mx.MXNetError, match="'local' or 'device'"):
-        mx.kv.create(name)
-
-
 def test_registered_store_and_test_store():
     @mx.kvstore.KVStoreBase.register
     class CountingStore(mx.kvstore.KVStoreBase):

@@ -33,6 +33,11 @@ class StoreMixin:
         self._distributed = None
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
+        if _multi_process(self._kvstore_params["kvstore"]):
+            # better than MXNet, which copied worker 0's values at the first step, after
+            # each worker's first forward on its own initial values: copy them now
+            self._init_kvstore()
+            self._init_params()
 
     def _init_kvstore(self):
         from ..kvstore import KVStore, create_kvstore, create_sparse_kvstore
@@ -135,6 +140,12 @@ class StoreMixin:
                 f"{what} when parameters are updated on kvstore is not supported. Try setting "
                 f"`update_on_kvstore` to False when creating trainer."
             )
+
+
+def _multi_process(kvstore):
+    """Whether ``kvstore`` (a name or a store) spans several processes."""
+    name = kvstore if isinstance(kvstore, str) else getattr(kvstore, "type", None)
+    return isinstance(name, str) and ("dist" in name or name == "horovod")
 
 
 class _LocalUpdateError(MXNetError, AssertionError):

@@ -24,10 +24,10 @@ def update_on_kvstore_default():
 def create_kvstore(kvstore, num_device, arg_params):
     """``(store or None, update_on_kvstore)`` for dense weights on ``num_device`` devices.
 
-    A name makes a store only for several devices (or a dist type); one device trains
-    without one. A 'local' store of a parameter over 16M elements lets the trainer
-    update (as MXNet). ``update_on_kvstore`` is False without a store or when the
-    store cannot run an optimizer.
+    A name makes a store only for several devices (or a multi-process type: 'dist_*',
+    'horovod'); one device trains without one. A 'local' store of a parameter over
+    16M elements lets the trainer update (as MXNet). ``update_on_kvstore`` is False
+    without a store or when the store cannot run an optimizer.
 
     Examples
     --------
@@ -45,8 +45,8 @@ def create_kvstore(kvstore, num_device, arg_params):
     elif isinstance(kvstore, KVStoreBase):
         kv = kvstore
     elif isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
-            kv = None  # one device on one machine needs no store
+        if num_device == 1 and "dist" not in kvstore and kvstore != "horovod":
+            kv = None  # one device in one process needs no store
         else:
             kv = create(kvstore)
             if kvstore == "local":

@@ -148,10 +148,6 @@ class TestStore(KVStoreBase):
         raise NotImplementedError()
 
 
-#: store types that need several processes (MXNet's ps-lite servers, NCCL, Horovod)
-MULTI_PROCESS = ("dist", "nccl", "horovod", "p3")
-
-
 def create(name="local"):
     """A new key-value store.
 
@@ -159,11 +155,14 @@ def create(name="local"):
     ----------
     name : str
         ``'local'`` or ``'device'`` (one process: sums pushed values and keeps them on
-        this machine; also MXNet's ``'local_allreduce_cpu'`` style names), or the
+        this machine; also MXNet's ``'local_allreduce_cpu'`` style names); ``'nccl'``
+        (MXNet's one-process multi-GPU store: here the same as ``'device'``, XLA picks
+        the transport); ``'dist_sync'``, ``'dist_device_sync'`` or
+        ``'dist_sync_device'`` (synchronous across the processes of a
+        ``jax.distributed`` job, see :class:`~gluonjax.kvstore.DistKVStore`);
+        ``'horovod'`` (allreduce only, see :class:`~gluonjax.kvstore.Horovod`); or the
         lower-cased class name of a store registered with ``KVStoreBase.register``.
-        The multi-process types (``'dist_sync'``, ``'dist_device_sync'``,
-        ``'dist_async'``, ``'nccl'``, ``'horovod'``) raise
-        :class:`KVStoreUnavailableError`.
+        ``'dist_async'`` raises :class:`~gluonjax.kvstore.AsyncKVStoreError`.
 
     Returns
     -------
@@ -185,13 +184,12 @@ def create(name="local"):
     klass = KVStoreBase.kv_registry.get(name)
     if klass is not None:
         return klass()
-    if any(tag in name for tag in MULTI_PROCESS):
-        raise KVStoreUnavailableError(
-            f"kvstore type '{name}' synchronizes several processes, which gluonjax does not "
-            f"provide yet (multi-process stores are being built on jax.distributed). On one "
-            f"machine use 'local' or 'device': mx.kv.create('device'), or "
-            f"gluon.Trainer(..., kvstore='device')."
-        )
+    if "dist" in name:
+        from .dist import DistKVStore, refuse_async
+
+        if "async" in name:
+            raise refuse_async(name)
+        return DistKVStore(name)
     from .kvstore import KVStore
 
     return KVStore(name)

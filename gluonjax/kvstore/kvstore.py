@@ -176,19 +176,22 @@ class KVStore(KVStoreBase):
 
     def push(self, key, value, priority=0):
         """Sum the values of each key and store the sum (or hand it to the updater)."""
-        for k, vals in _group(self._pairs(key, value, "push")).items():
+        groups = _group(self._pairs(key, value, "push"))
+        for k, vals in groups.items():
             for v in vals:
                 if v.stype not in ("default", "row_sparse"):
                     raise KVStoreError(
                         f"kvstore.push: unexpected storage type {v.stype!r} for key {k!r} "
                         f"(push takes dense or row_sparse values)"
                     )
-            stored = self._stored(k, "push")
-            merged = self._allreduce(k, self._reduce(k, vals))
+            self._stored(k, "push")
+        keys = list(groups)
+        merged = self._allreduce(keys, [self._reduce(k, groups[k]) for k in keys])
+        for k, m in zip(keys, merged):
             if self._updater is not None:
-                self._updater(k, merged, stored)
+                self._updater(k, m, self._store[k])
             else:
-                self._store[k] = merged
+                self._store[k] = m
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy each key's stored value into ``out`` (sparse outputs are skipped unless
@@ -272,8 +275,9 @@ class KVStore(KVStoreBase):
         out._data = _sum(first._data, *(_placed(v._data, first) for v in values[1:]))
         return out
 
-    def _allreduce(self, key, merged):
-        """The sum across processes (one process: ``merged`` itself)."""
+    def _allreduce(self, keys, merged):
+        """The sums across processes of ``merged`` (this process's sums of ``keys``), in
+        one collective for all keys; one process: ``merged`` itself."""
         return merged
 
     # ------------------------------------------------------------ updater

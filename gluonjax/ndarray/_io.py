@@ -110,7 +110,7 @@ def _to_nd(arrays):
     ctx = current_context()
     dense = [a for a in arrays if not isinstance(a, SparseRecord)]
     host = [a.astype(jax.dtypes.canonicalize_dtype(a.dtype), copy=False) for a in dense]
-    device = ctx.jax_device if ctx.device_type == "gpu" else jax.devices("cpu")[0]
+    device = ctx.jax_device if ctx.device_type == "gpu" else jax.local_devices(backend="cpu")[0]
     placed = iter(jax.device_put(host, device))
     out = []
     for a in arrays:

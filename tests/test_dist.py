@@ -1,0 +1,234 @@
+"""Multi-process training: ``mx.kv.create('dist_sync')`` and ``python -m gluonjax.launch``.
+
+The launcher starts 2 local workers on 127.0.0.1 (tests/dist_worker.py), each with
+its half of a fixed batch; the expected parameters are computed here with NumPy
+(one process, the whole batch). Every launch is bounded by a timeout.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gluonjax as mx
+from gluonjax import launch
+from gluonjax._distributed import DistributedInitError, job_from_env
+from gluonjax.kvstore import AsyncKVStoreError, DistKVStore, Horovod, KVStore
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import dist_worker  # noqa: E402
+
+LAUNCH_TIMEOUT = 120
+
+
+def _launch(mode, outdir, timeout=LAUNCH_TIMEOUT):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for name in ("GLUONJAX_COORDINATOR", "GLUONJAX_PROCESS_ID", "GLUONJAX_NUM_PROCESSES"):
+        env.pop(name, None)
+    cmd = [sys.executable, "-m", "gluonjax.launch", "-n", "2", "--timeout", str(timeout)]
+    cmd += ["--heartbeat-timeout", "5", sys.executable, str(HERE / "dist_worker.py")]
+    cmd += [mode, str(outdir)]
+    start = time.monotonic()
+    proc = subprocess.run(
+        cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout + 30
+    )
+    return proc, time.monotonic() - start
+
+
+def _numpy_training(kvstore_steps=dist_worker.STEPS):
+    """The whole batch in one process: 2-layer tanh MLP, L2Loss, SGD on sum/batch."""
+    x, y, (w1, b1, w2, b2) = dist_worker.data()
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    w1, b1, w2, b2 = (a.astype(np.float64) for a in (w1, b1, w2, b2))
+    n = len(x)
+    for _ in range(kvstore_steps):
+        h = np.tanh(x @ w1.T + b1)
+        out = h @ w2.T + b2
+        d_out = (out - y) / out.shape[1]  # L2Loss: 0.5 * mean over the outputs
+        g_w2, g_b2 = d_out.T @ h, d_out.sum(0)
+        d_h = (d_out @ w2) * (1 - h**2)
+        g_w1, g_b1 = d_h.T @ x, d_h.sum(0)
+        w1, b1, w2, b2 = (
+            w - dist_worker.LR * g / n for w, g in ((w1, g_w1), (b1, g_b1), (w2, g_w2), (b2, g_b2))
+        )
+    return [w1, b1, w2, b2]
+
+
+def test_dist_sync_two_workers_match_one_process(tmp_path):
+    proc, _ = _launch("train", tmp_path)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "[0] " in proc.stdout and "[1] " in proc.stdout  # output prefixed with the rank
+    results = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    expected = _numpy_training()
+    for r, res in enumerate(results):
+        store = res["store"]
+        assert (store["rank"], store["num_workers"], store["type"]) == (r, 2, "dist_sync")
+        np.testing.assert_array_equal(store["init"], np.full((2, 3), 5.0))  # worker 0's value
+        np.testing.assert_array_equal(store["push"], np.full((2, 3), 5.0))  # (1+1) + (2+1)
+        np.testing.assert_array_equal(store["pushpull"], [3.0, 20.0])
+        np.testing.assert_array_equal(store["broadcast"], [2.0, 1.0])  # worker 0's value
+        for name in ("dist_sync", "horovod"):
+            for got, want in zip(res[name], expected):
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+    assert results[0]["dist_sync"] == results[1]["dist_sync"]  # identical on every worker
+
+
+@pytest.mark.parametrize("mode, code", [("kill", 128 + 9), ("raise", 1)])
+def test_failed_worker_stops_the_job(tmp_path, mode, code):
+    """Worker 1 dies after one step (SIGKILL, or an exception); worker 0 waits for it
+    in its next collective. The launcher stops worker 0 and exits with worker 1's code."""
+    proc, took = _launch(mode, tmp_path, timeout=60)
+    assert proc.returncode == code, proc.stdout[-4000:]
+    assert "[1] worker 1 fails on purpose" in proc.stdout
+    assert f"[launch] worker 1 exited with code {code}; stopping the other" in proc.stdout
+    assert took < 60
+
+
+def test_launcher_timeout_and_failure_codes(tmp_path):
+    quick = [sys.executable, "-c"]
+    entries = [
+        (0, quick + ["import time; time.sleep(30)"], {}),
+        (1, quick + ["import time; time.sleep(30)"], {}),
+    ]
+    out = tmp_path / "log"
+    with open(out, "w") as sink:
+        start = time.monotonic()
+        assert launch.supervise(entries, timeout=0.5, sink=sink) == 124
+        assert time.monotonic() - start < 10
+        entries = [
+            (0, quick + ["import time; time.sleep(30)"], {}),
+            (1, quick + ["import os; print(os.environ['R']); raise SystemExit(7)"], {"R": "x"}),
+        ]
+        assert launch.supervise(entries, timeout=20, sink=sink) == 7
+        assert launch.supervise([(0, quick + ["pass"], {})], timeout=20, sink=sink) == 0
+    log = out.read_text()
+    assert "--timeout 0.5 s" in log and "[1] x\n" in log
+    assert "worker 1 exited with code 7" in log
+
+
+def _commands(argv, capsys):
+    assert launch.main(["--dry-run"] + argv) == 0
+    return capsys.readouterr().out.strip().splitlines()
+
+
+def test_local_dry_run_environment(capsys):
+    lines = _commands(["-n", "2", "--port", "9123", "python", "train.py", "--lr", "0.1"], capsys)
+    assert len(lines) == 2
+    for r, line in enumerate(lines):
+        assert line.endswith("python train.py --lr 0.1")
+        for item in (
+            "GLUONJAX_COORDINATOR=127.0.0.1:9123",
+            "GLUONJAX_NUM_PROCESSES=2",
+            f"GLUONJAX_PROCESS_ID={r}",
+            "DMLC_ROLE=worker",
+            "DMLC_NUM_WORKER=2",
+            f"DMLC_WORKER_ID={r}",
+            "DMLC_PS_ROOT_URI=127.0.0.1",
+            "DMLC_PS_ROOT_PORT=9123",
+        ):
+            assert item in line.split(), (item, line)
+
+
+def test_ssh_and_mpi_commands(tmp_path, capsys, monkeypatch):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# cluster\nnode1\nnode2:2222\n\n")
+    monkeypatch.setenv("MY_SETTING", "a b")
+    lines = _commands(
+        ["-n", "3", "-H", str(hosts), "--port", "9000", "--sync-dst-dir", "/job dir"]
+        + ["--env", "MY_SETTING", "--env-worker", "OMP_NUM_THREADS:2"]
+        + ["python", "train.py", "--x", "1"],
+        capsys,
+    )
+    assert len(lines) == 3
+    assert lines[0].startswith("ssh -o StrictHostKeyChecking=no node1 ")
+    assert lines[1].startswith("ssh -o StrictHostKeyChecking=no -p 2222 node2 ")
+    assert lines[2].startswith("ssh -o StrictHostKeyChecking=no node1 ")  # hosts in turn
+    for r, line in enumerate(lines):
+        remote = shlex.split(line)[-1]
+        assert remote.startswith("cd '/job dir' && env ")
+        for item in (
+            "GLUONJAX_COORDINATOR=node1:9000",
+            f"GLUONJAX_PROCESS_ID={r}",
+            "DMLC_NUM_WORKER=3",
+            "OMP_NUM_THREADS=2",
+            "MY_SETTING='a b'",
+        ):
+            assert item in remote, (item, remote)
+        assert remote.endswith(" python train.py --x 1")
+    (mpi,) = _commands(["-n", "4", "-H", str(hosts), "--launcher", "mpi", "python", "t.py"], capsys)
+    assert mpi.startswith(f"mpirun -n 4 --hostfile {hosts} --tag-output -wdir ")
+    assert "-x GLUONJAX_COORDINATOR=node1:9091" in mpi and "-x DMLC_NUM_WORKER=4" in mpi
+    assert "GLUONJAX_PROCESS_ID" not in mpi  # ranks come from OMPI_COMM_WORLD_RANK
+    assert mpi.endswith(" python t.py")
+
+
+def test_launcher_argument_errors(tmp_path, capsys):
+    assert launch.main(["-n", "2", "--launcher", "ssh", "--dry-run", "python", "t.py"]) == 2
+    assert "needs a hostfile" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.write_text("# nobody\n")
+    assert launch.main(["-n", "2", "-H", str(empty), "--dry-run", "python", "t.py"]) == 2
+    assert "lists no hosts" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        launch.main(["-n", "2"])
+
+
+def test_job_from_env():
+    env = {"GLUONJAX_COORDINATOR": "h:1", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_RANK": "3"}
+    assert job_from_env(env) == ("h:1", 4, 3)
+    assert job_from_env({"DMLC_NUM_WORKER": "2", "DMLC_WORKER_ID": "1"}) is None
+    with pytest.raises(DistributedInitError, match="is missing"):
+        job_from_env({"GLUONJAX_COORDINATOR": "h:1", "DMLC_NUM_WORKER": "2"})
+    with pytest.raises(DistributedInitError, match="outside"):
+        job_from_env({"GLUONJAX_COORDINATOR": "h:1", "DMLC_NUM_WORKER": "2", "DMLC_WORKER_ID": "2"})
+
+
+@pytest.mark.parametrize(
+    "name, cls, workers",
+    [
+        ("local", KVStore, 1),
+        ("device", KVStore, 1),
+        ("nccl", KVStore, 1),
+        ("dist_sync", DistKVStore, 1),
+        ("dist_device_sync", DistKVStore, 1),
+        ("dist_sync_device", DistKVStore, 1),
+        ("horovod", Horovod, 1),
+    ],
+)
+def test_create_every_name(name, cls, workers):
+    kv = mx.kv.create(name)
+    assert type(kv) is cls and kv.type == name
+    assert (kv.rank, kv.num_workers) == (0, workers)
+    kv.barrier()
+    kv.init(0, mx.nd.ones((2,)))
+    out = mx.nd.zeros((2,))
+    kv.pushpull(0, [mx.nd.ones((2,)) * 2, mx.nd.ones((2,)) * 3], out=out)
+    np.testing.assert_array_equal(out.asnumpy(), [5.0, 5.0])
+    assert kv.is_capable("optimizer") is (name != "horovod")
+
+
+@pytest.mark.parametrize("name", ["dist_async", "DIST_ASYNC"])
+def test_dist_async_refuses(name):
+    with pytest.raises(AsyncKVStoreError, match="dist_sync") as err:
+        mx.kv.create(name)
+    assert isinstance(err.value, mx.base.MXNetError) and isinstance(err.value, ValueError)
+
+
+def test_horovod_has_no_optimizer():
+    with pytest.raises(mx.base.MXNetError, match="does not run an optimizer"):
+        mx.kv.create("horovod").set_optimizer(mx.optimizer.SGD())
+
+
+def test_one_worker_dist_sync_trainer_matches_numpy():
+    """dist_sync outside a launched job: the single worker of MXNet's one-worker job."""
+    params = dist_worker.train("dist_sync", rank=0, n=1)
+    for got, want in zip(params, _numpy_training()):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
