@@ -120,6 +120,7 @@ def _kind(ctx):
 
 
 _DEVICES: dict = {}
+_INDEX: dict = {}  # jax device -> its index among this process's devices of its kind
 
 
 def _devices(kind):
@@ -165,4 +166,9 @@ def current_context():
 def context_of(device):
     """The Context of a jax device."""
     kind = "gpu" if device.platform in ("gpu", "cuda", "rocm") else "cpu"
-    return Context(kind, device.id)
+    index = _INDEX.get(device)
+    if index is None:  # its position among this process's devices (ids are global)
+        local = _devices(kind)
+        index = local.index(device) if device in local else device.id
+        _INDEX[device] = index
+    return Context(kind, index)

@@ -1,10 +1,12 @@
 """A worker of the multi-process tests (tests/test_dist.py), started by gluonjax.launch.
 
 ``python dist_worker.py MODE OUTDIR``: MODE ``train`` checks the store API across
-the workers and trains two small MLPs on this worker's half of a fixed batch (one
-with ``kvstore='dist_sync'``, one with ``'horovod'``, which updates on the worker),
-writing ``OUTDIR/rank<r>.json``. MODE ``raise`` (``kill``): worker 1 raises (kills
-itself with SIGKILL) after one step; worker 0 goes on and would wait for it forever.
+the workers and trains small MLPs on this worker's half of a fixed batch (with
+``kvstore='dist_sync'``; ``'horovod'``, which updates on the worker; hybridized with
+``allreduce_grads`` and ``update``; as a Module), writing ``OUTDIR/rank<r>.json``.
+MODE ``devices``: the same over 2 devices per worker. MODE ``raise`` (``kill``):
+worker 1 raises (kills itself with SIGKILL) after one step; worker 0 goes on and
+would wait for it forever.
 """
 
 import json
@@ -32,30 +34,75 @@ def data():
     return x, y, [w1, b1, w2, b2]
 
 
-def train(kvstore, rank, n, steps=STEPS, crash_after=None, crash=None):
+def train(kvstore, rank, n, steps=STEPS, crash_after=None, crash=None, split=False, ctx=None):
+    """``split``: hybridized, ``update_on_kvstore=False``, and ``allreduce_grads()``
+    then ``update()`` in place of ``step()``. ``ctx``: this worker's contexts (its
+    half batch split over them with ``split_and_load``)."""
     x, y, init = data()
     net = mx.gluon.nn.HybridSequential()
     net.add(mx.gluon.nn.Dense(5, activation="tanh", in_units=3), mx.gluon.nn.Dense(2, in_units=5))
-    net.initialize()
+    net.initialize(ctx=ctx)
+    if split:
+        net.hybridize()
     for p, v in zip(net.collect_params().values(), init):
         # worker 0's values must win (the store broadcasts them); the others start wrong
         p.set_data(mx.nd.array(v if rank == 0 else v * 0 + rank))
-    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": LR}, kvstore=kvstore)
+    trainer = mx.gluon.Trainer(
+        net.collect_params(),
+        "sgd",
+        {"learning_rate": LR},
+        kvstore=kvstore,
+        update_on_kvstore=False if split else None,
+    )
     loss_fn = mx.gluon.loss.L2Loss()
     part = len(x) // n
     xs = mx.nd.array(x[rank * part : (rank + 1) * part])
     ys = mx.nd.array(y[rank * part : (rank + 1) * part])
     for step in range(steps):
-        with mx.autograd.record():
-            loss = loss_fn(net(xs), ys)
-        loss.backward()
-        trainer.step(len(x))  # the global batch: gradients are summed over the workers
+        if ctx is None:
+            with mx.autograd.record():
+                loss = loss_fn(net(xs), ys)
+            loss.backward()
+        else:
+            pieces = zip(*(mx.gluon.utils.split_and_load(a, ctx) for a in (xs, ys)))
+            with mx.autograd.record():
+                losses = [loss_fn(net(a), b) for a, b in pieces]
+            for loss in losses:
+                loss.backward()
+        if split:
+            trainer.allreduce_grads()
+            trainer.update(len(x))
+        else:
+            trainer.step(len(x))  # the global batch: gradients are summed over the workers
         if crash_after is not None and step + 1 == crash_after:
             print(f"worker {rank} fails on purpose", flush=True)
             if crash == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
             raise RuntimeError(f"worker {rank} fails on purpose")
-    return [p.data().asnumpy().tolist() for p in net.collect_params().values()]
+    return [p.data(p.list_ctx()[-1]).asnumpy().tolist() for p in net.collect_params().values()]
+
+
+def train_module(kvstore, rank, n, steps=STEPS):
+    """The same MLP as a Module (LinearRegressionOutput's gradient is L2Loss's)."""
+    x, y, init = data()
+    h = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=5, name="fc1")
+    out = mx.sym.FullyConnected(mx.sym.Activation(h, act_type="tanh"), num_hidden=2, name="fc2")
+    net = mx.sym.LinearRegressionOutput(out, mx.sym.Variable("label"), name="lro")
+    part = len(x) // n
+    mod = mx.mod.Module(net, data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=[("data", (part, 3))], label_shapes=[("label", (part, 2))])
+    names = ["fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"]
+    values = {k: mx.nd.array(v if rank == 0 else v * 0 + rank) for k, v in zip(names, init)}
+    mod.init_params(arg_params=values)
+    mod.init_optimizer(kvstore=kvstore, optimizer="sgd", optimizer_params={"learning_rate": LR})
+    rows = slice(rank * part, (rank + 1) * part)
+    batch = mx.io.DataBatch([mx.nd.array(x[rows])], [mx.nd.array(y[rows])])
+    for _ in range(steps):
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+    args, _ = mod.get_params()
+    return [args[k].asnumpy().tolist() for k in names]
 
 
 def store_checks(rank, n):
@@ -86,9 +133,16 @@ def main():
     if mode in ("raise", "kill"):
         train("dist_sync", rank, n, steps=200, crash_after=1 if rank == 1 else None, crash=mode)
         return
+    if mode == "devices":  # two devices in each worker
+        ctx = [mx.cpu(0), mx.cpu(1)]
+        result = {name: train(name, rank, n, ctx=ctx) for name in ("dist_sync", "horovod")}
+        (outdir / f"rank{rank}.json").write_text(json.dumps(result))
+        return
     result = {"store": store_checks(rank, n)}
     result["dist_sync"] = train("dist_sync", rank, n)
     result["horovod"] = train("horovod", rank, n)
+    result["split"] = train("dist_device_sync", rank, n, split=True)
+    result["module"] = train_module("dist_sync", rank, n)
     (outdir / f"rank{rank}.json").write_text(json.dumps(result))
 
 

@@ -29,8 +29,8 @@ import dist_worker  # noqa: E402
 LAUNCH_TIMEOUT = 120
 
 
-def _launch(mode, outdir, timeout=LAUNCH_TIMEOUT):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def _launch(mode, outdir, timeout=LAUNCH_TIMEOUT, **env_vars):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **env_vars)
     for name in ("GLUONJAX_COORDINATOR", "GLUONJAX_PROCESS_ID", "GLUONJAX_NUM_PROCESSES"):
         env.pop(name, None)
     cmd = [sys.executable, "-m", "gluonjax.launch", "-n", "2", "--timeout", str(timeout)]
@@ -75,10 +75,25 @@ def test_dist_sync_two_workers_match_one_process(tmp_path):
         np.testing.assert_array_equal(store["push"], np.full((2, 3), 5.0))  # (1+1) + (2+1)
         np.testing.assert_array_equal(store["pushpull"], [3.0, 20.0])
         np.testing.assert_array_equal(store["broadcast"], [2.0, 1.0])  # worker 0's value
-        for name in ("dist_sync", "horovod"):
+        for name in ("dist_sync", "horovod", "split", "module"):
             for got, want in zip(res[name], expected):
                 np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
     assert results[0]["dist_sync"] == results[1]["dist_sync"]  # identical on every worker
+
+
+def test_two_workers_with_two_devices_each(tmp_path):
+    """4 devices in 2 processes: split_and_load over this worker's devices, gradients
+    summed over them and over the workers; worker 1's copies on both devices start
+    from worker 0's values."""
+    flags = "--xla_force_host_platform_device_count=2"
+    proc, _ = _launch("devices", tmp_path, XLA_FLAGS=flags)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    expected = _numpy_training()
+    for r in range(2):
+        res = json.loads((tmp_path / f"rank{r}.json").read_text())
+        for name in ("dist_sync", "horovod"):
+            for got, want in zip(res[name], expected):
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("mode, code", [("kill", 128 + 9), ("raise", 1)])
@@ -230,5 +245,20 @@ def test_horovod_has_no_optimizer():
 def test_one_worker_dist_sync_trainer_matches_numpy():
     """dist_sync outside a launched job: the single worker of MXNet's one-worker job."""
     params = dist_worker.train("dist_sync", rank=0, n=1)
+    for got, want in zip(params, _numpy_training()):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+
+
+def test_module_dist_async_refuses():
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    mod = mx.mod.Module(net, data_names=["data"], label_names=None)
+    mod.bind(data_shapes=[("data", (2, 3))])
+    mod.init_params()
+    with pytest.raises(AsyncKVStoreError, match="dist_sync"):
+        mod.init_optimizer(kvstore="dist_async")
+
+
+def test_one_worker_dist_sync_module_matches_numpy():
+    params = dist_worker.train_module("dist_sync", rank=0, n=1)
     for got, want in zip(params, _numpy_training()):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)

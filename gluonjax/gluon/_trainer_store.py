@@ -100,7 +100,7 @@ class StoreMixin:
                 if p._stype != "default":
                     self._kvstore.init(i, p._data)
                 else:
-                    self._kvstore.broadcast(i, p._data, [p._data])
+                    self._kvstore.broadcast(i, p._data, p.list_data())
         self._params_to_init = keep
 
     def _allreduce_grads(self):

@@ -7,7 +7,9 @@ parameter is updated in place; on several devices (``kvstore='local'`` or
 and copied to every device (``MXNET_UPDATE_ON_KVSTORE=0``, or parameters larger
 than 16M elements with ``'local'``, update each device with the summed gradients
 instead, each with its own states); with ``kvstore=None`` each device updates with
-its own gradients.
+its own gradients. ``'dist_sync'`` (in a job started by ``python -m gluonjax.launch``)
+also sums the gradients over the workers, starts every worker from worker 0's
+parameters, and normalizes by the batch of all workers, as MXNet.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 import warnings
 
+import jax
 import numpy as np
 
 from .. import optimizer as _opt
@@ -31,10 +34,7 @@ def _create_kvstore(module, kvstore, num_device):
         return None, False
     if isinstance(kvstore, str):
         if "dist" in kvstore:
-            raise MXNetError(
-                f"kvstore={kvstore!r}: distributed training is not available in a Module; "
-                f"use 'local' or 'device' (one machine)"
-            )
+            return _dist_store(module, kvstore), on_kv
         if num_device == 1:
             return None, False
         if kvstore == "local":
@@ -46,8 +46,28 @@ def _create_kvstore(module, kvstore, num_device):
     if not isinstance(kind, str):
         raise ArgumentTypeError("kvstore must be KVStore, str or None")
     if "dist" in kind:
-        raise MXNetError(f"kvstore of type {kind!r}: distributed training is not available")
+        return _dist_store(module, kind), on_kv
     return _states.ModuleKVStore(module, kind), on_kv
+
+
+def _dist_store(module, kind):
+    """The store of a Module trained across processes ('dist_sync', 'dist_device_sync')."""
+    if "async" in kind:
+        from ..kvstore.dist import refuse_async
+
+        raise refuse_async(kind)
+    return _states.ModuleKVStore(module, kind)
+
+
+def _broadcast_params(module):
+    """Every worker starts from worker 0's parameters (on all its devices)."""
+    group = module._exec_group
+    params = [p for p in group.param_arrays if p and p[0] is not None]
+    got = module._kvstore.broadcast([p[0]._data for p in params])
+    for copies, value in zip(params, got, strict=True):
+        for w in copies:
+            w._data, w._node = jax.device_put(value, w._data.sharding), None
+    module._params_dirty = True
 
 
 class OptimizerMixin:
@@ -81,6 +101,11 @@ class OptimizerMixin:
         ndev = len(self._context)
         kv, on_kv = _create_kvstore(self, kvstore, ndev)
         batch_size = self._exec_group.batch_size
+        if kv is not None and "dist" in kv.type:
+            if "_sync" in kv.type:  # MXNet: the batch of a step is every worker's batch
+                batch_size *= kv.num_workers
+            self._kvstore = kv
+            _broadcast_params(self)  # MXNet only with update_on_kvstore; always here
         names = self._exec_group.param_names
         if on_kv or ndev == 1:
             idx2name = dict(enumerate(names))
@@ -167,12 +192,14 @@ class OptimizerMixin:
         if not idx:
             return
         ndev = len(group.execs)
-        if ndev == 1:
+        kv = self._kvstore
+        if ndev == 1 and kv is None:
             self._apply(idx, [params[i][0] for i in idx], [grads[i][0]._data for i in idx])
             return
         summed = None
-        if self._kvstore is not None:
-            summed = {i: sum(g._data for g in grads[i]) for i in idx}
+        if kv is not None:
+            summed = [sum(g._data for g in grads[i]) for i in idx]
+            summed = dict(zip(idx, kv.allsum(summed) if kv.num_workers > 1 else summed))
         if self._update_on_kvstore:
             self._apply(idx, [params[i][0] for i in idx], [summed[i] for i in idx])
             for i in idx:

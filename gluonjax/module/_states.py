@@ -117,13 +117,28 @@ class StatesView:
 class ModuleKVStore:
     """``module._kvstore`` of a multi-device module: MXNet's local kvstore as the Module
     uses it (gradients summed over devices, one update, weights copied back), with
-    its updater's states keyed by parameter name."""
+    its updater's states keyed by parameter name. A ``dist`` type sums the gradients
+    over the workers of a ``jax.distributed`` job too (``docs/scaling.md``)."""
 
     def __init__(self, module, kind):
         self.type = kind
         self.rank = 0
         self.num_workers = 1
+        self._group = None
+        if "dist" in kind:  # across the processes of a jax.distributed job
+            from ..kvstore._collectives import process_group
+
+            self._group = process_group()
+            self.rank, self.num_workers = self._group.rank, self._group.size
         self._updater = StatesView(module, by_name=True)
+
+    def allsum(self, arrays):
+        """``arrays`` summed over the workers (the identity on one machine)."""
+        return arrays if self._group is None else self._group.allsum(arrays)
+
+    def broadcast(self, arrays):
+        """Worker 0's ``arrays`` (the identity on one machine)."""
+        return arrays if self._group is None else self._group.broadcast(arrays, 0)
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Write the states to ``fname``."""
