@@ -194,6 +194,11 @@ def _pump(stream, prefix, sink, lock):
     stream.close()
 
 
+def _note_exit(proc, index, exited):
+    proc.wait()
+    exited[index] = time.monotonic()
+
+
 def _stop(procs, grace=3.0):
     """SIGTERM every live process group, SIGKILL what is left after ``grace`` seconds."""
     live = [p for p in procs if p.poll() is None]
@@ -227,6 +232,7 @@ def supervise(entries, timeout=0, sink=None):
     sink = sys.stdout if sink is None else sink
     lock = threading.Lock()
     procs, pumps, names = [], [], []
+    exited = {}  # index -> when it exited (a peer of a dead worker fails just after it)
     say = _say(sink, lock)
     try:
         for i, (rank, argv, env) in enumerate(entries):
@@ -243,12 +249,15 @@ def supervise(entries, timeout=0, sink=None):
             t = threading.Thread(target=_pump, args=(proc.stdout, label, sink, lock), daemon=True)
             t.start()
             pumps.append(t)
+            waiter = threading.Thread(target=_note_exit, args=(proc, i, exited), daemon=True)
+            waiter.start()
         deadline = time.monotonic() + timeout if timeout else None
         while True:
             codes = [p.poll() for p in procs]
             failed = [i for i, c in enumerate(codes) if c not in (None, 0)]
             if failed:
-                first = min(failed, key=lambda i: (codes[i] < 0, i))
+                time.sleep(0.05)  # the waiters note when each exited: blame the first
+                first = min(failed, key=lambda i: (exited.get(i, float("inf")), i))
                 code = _code(codes[first])
                 say(f"{names[first]} exited with code {code}; stopping the other workers")
                 _stop(procs)

@@ -35,7 +35,8 @@ class StoreMixin:
         self._params_to_init = list(self._params)
         if _multi_process(self._kvstore_params["kvstore"]):
             # better than MXNet, which copied worker 0's values at the first step, after
-            # each worker's first forward on its own initial values: copy them now
+            # each worker's first forward on its own initial values: copy them now (only
+            # into a store of its own: a store object given by the user may be shared)
             self._init_kvstore()
             self._init_params()
 
@@ -143,9 +144,8 @@ class StoreMixin:
 
 
 def _multi_process(kvstore):
-    """Whether ``kvstore`` (a name or a store) spans several processes."""
-    name = kvstore if isinstance(kvstore, str) else getattr(kvstore, "type", None)
-    return isinstance(name, str) and ("dist" in name or name == "horovod")
+    """Whether ``kvstore`` names a store that spans several processes."""
+    return isinstance(kvstore, str) and ("dist" in kvstore.lower() or kvstore == "horovod")
 
 
 class _LocalUpdateError(MXNetError, AssertionError):

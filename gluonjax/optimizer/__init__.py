@@ -2,7 +2,7 @@
 
 from .adam import LAMB, Adam, Adamax, AdamW, Nadam
 from .adaptive import FTML, AdaDelta, AdaGrad, Ftrl, RMSProp
-from .misc import DCASGD, LARS, SGLD, Signum
+from .misc import DCASGD, LARS, SGLD, Signum, Test
 from .optimizer import Optimizer, create, preprocess_grad, register
 from .sgd import NAG, SGD
 from .updater import Updater, get_updater
@@ -28,6 +28,7 @@ __all__ = [
     "LARS",
     "SGLD",
     "DCASGD",
+    "Test",
     "Updater",
     "get_updater",
 ]

@@ -1,4 +1,4 @@
-"""Signum, LARS, SGLD and DCASGD with MXNet 1.x's update rules."""
+"""Signum, LARS, SGLD, DCASGD and Test with MXNet 1.x's update rules."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ..base import MXNetError
 from ._util import zeros_state
 from .optimizer import Optimizer, clip, register
 
-__all__ = ["Signum", "LARS", "SGLD", "DCASGD"]
+__all__ = ["Signum", "LARS", "SGLD", "DCASGD", "Test"]
 
 
 @register
@@ -170,3 +170,29 @@ class DCASGD(Optimizer):
             return weight + step, (weight,)
         mom = self.momentum * state[0] + step
         return weight + mom, (mom, weight)
+
+
+@register
+class Test(Optimizer):
+    """MXNet's ``Test`` optimizer, used by MXNet's own store tests.
+
+    ``weight += rescale_grad * grad`` (no learning rate, no weight decay); the state
+    is a copy of the new weight.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> o = mx.optimizer.create('test', rescale_grad=2.0)
+    >>> w, g = mx.nd.ones((2,)), mx.nd.ones((2,))
+    >>> o.update(0, w, g, o.create_state(0, w)); w.asnumpy().tolist()
+    [3.0, 3.0]
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def create_state(self, index, weight):
+        return zeros_state(weight, 1)
+
+    def step(self, weight, grad, state, lr, wd, t, key):
+        new = weight + grad
+        return new, (new,)
