@@ -129,6 +129,11 @@ class SparseParameterMixin:
                 f"created with it."
             )
         self._check()
+        trainer = self._trainer
+        if not trainer._kv_initialized:  # MXNet: reading rows sets up the trainer's store
+            trainer._init_kvstore()
+        if trainer._params_to_init:
+            trainer._init_params()
         full = self._data if ctx is None or not self._copies else self._array_for(ctx)
         with autograd.pause():
             out = retain(full, row_id).as_in_context(ctx)
