@@ -108,11 +108,17 @@ class StoreMixin:
         kv = self._kvstore
         if kv is None:
             return
+        batched = getattr(kv, "_batched", False)  # dist stores: one collective for all keys
+        keys, values, outs = [], [], []
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
             grads = p.list_grad()
-            if grads[0].stype != "default":
+            if batched and grads[0].stype == "default":
+                keys.append(i)
+                values.append(grads)
+                outs.append(p.list_data() if self._update_on_kvstore else grads)
+            elif grads[0].stype != "default":
                 kv.push(i, grads, priority=-i)
                 if p._stype == "default":
                     outs = p.list_data() if self._update_on_kvstore else grads
@@ -123,6 +129,8 @@ class StoreMixin:
                 kv.pushpull(i, grads, out=p.list_data(), priority=-i)
             else:
                 kv.pushpull(i, grads, priority=-i)
+        if keys:
+            kv.pushpull(keys, values, out=outs)
 
     def _update_with_kvstore(self, ignore_stale_grad):
         if not self._update_on_kvstore:

@@ -3,8 +3,9 @@
 Each process contributes one array per value; they become the rows of a global
 ``jax.Array`` sharded over a mesh of one device per process (each process's first
 local device), and one ``jax.jit`` program (cached by shapes) sums them or picks
-the root's row, with a replicated result. XLA runs the communication (gloo on CPU,
-NCCL on GPU). Every process must call the same collectives in the same order, as
+the root's row, with a replicated result; the values of one dtype are summed as one
+flat buffer (one all-reduce per call). XLA runs the communication (gloo on CPU, NCCL
+on GPU). Every process must call the same collectives in the same order, as
 with any SPMD program.
 """
 
@@ -21,7 +22,22 @@ __all__ = ["ProcessGroup", "process_group"]
 
 
 def _sum_rows(arrays):
-    return [a.sum(axis=0, dtype=a.dtype) for a in arrays]
+    """Row sums of each ``(processes, ...)`` array, as one reduction per dtype: the
+    arrays of a dtype are flattened side by side so XLA runs one all-reduce for them
+    (tensor fusion), then cut back to their shapes."""
+    out = [None] * len(arrays)
+    by_dtype = {}
+    for i, a in enumerate(arrays):
+        by_dtype.setdefault(a.dtype, []).append(i)
+    for dtype, idx in by_dtype.items():
+        flat = [arrays[i].reshape(arrays[i].shape[0], -1) for i in idx]
+        total = jax.numpy.concatenate(flat, axis=1).sum(axis=0, dtype=dtype)
+        start = 0
+        for i in idx:
+            size = int(np.prod(arrays[i].shape[1:], dtype=np.int64))
+            out[i] = total[start : start + size].reshape(arrays[i].shape[1:])
+            start += size
+    return out
 
 
 class ProcessGroup:

@@ -63,6 +63,9 @@ class DistKVStore(KVStore):
     [3.0, 3.0]
     """
 
+    #: the Trainer pushes every dense gradient in one call (one collective per step)
+    _batched = True
+
     def __init__(self, name="dist_sync"):
         super().__init__(name)
         self._group = _group()
