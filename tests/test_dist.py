@@ -262,3 +262,19 @@ def test_one_worker_dist_sync_module_matches_numpy():
     params = dist_worker.train_module("dist_sync", rank=0, n=1)
     for got, want in zip(params, _numpy_training()):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+
+
+def test_mxnet_launcher_environment_without_a_job_refuses(monkeypatch):
+    """MXNet's tools/launch.py sets DMLC_NUM_WORKER but starts no jax.distributed job:
+    training alone on each worker would be silently wrong."""
+    monkeypatch.setenv("DMLC_NUM_WORKER", "2")
+    with pytest.raises(mx.kvstore.KVStoreError, match="gluonjax.launch -n 2"):
+        mx.kv.create("dist_sync")
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    mod = mx.mod.Module(net, data_names=["data"], label_names=None)
+    mod.bind(data_shapes=[("data", (2, 3))])
+    mod.init_params()
+    with pytest.raises(mx.kvstore.KVStoreError, match="not part of a jax.distributed job"):
+        mod.init_optimizer(kvstore="dist_sync")
+    monkeypatch.setenv("DMLC_NUM_WORKER", "1")
+    assert mx.kv.create("dist_sync").num_workers == 1

@@ -19,7 +19,9 @@ process outside a job is the single worker of a one-process job, as MXNet's
 
 from __future__ import annotations
 
-from .base import KVStoreBase, KVStoreUnavailableError
+import os
+
+from .base import KVStoreBase, KVStoreError, KVStoreUnavailableError
 from .kvstore import KVStore
 
 __all__ = ["DistKVStore", "Horovod", "AsyncKVStoreError", "DIST_TYPES"]
@@ -69,6 +71,7 @@ class DistKVStore(KVStore):
     def __init__(self, name="dist_sync"):
         super().__init__(name)
         self._group = _group()
+        _check_job(name, self._group.size)
 
     @property
     def rank(self):
@@ -117,6 +120,21 @@ class DistKVStore(KVStore):
             r._data = s
             out.append(r)
         return out
+
+
+def _check_job(name, size, env=None):
+    """Refuse to train alone when MXNet's launcher variables say there are several workers
+    (e.g. a script started by MXNet's ``tools/launch.py``): each worker would silently
+    train its own model."""
+    env = os.environ if env is None else env
+    want = env.get("DMLC_NUM_WORKER", "")
+    if size == 1 and want.isdigit() and int(want) > 1:
+        raise KVStoreError(
+            f"kvstore '{name}': DMLC_NUM_WORKER={want} says this is one of {want} workers, "
+            f"but this process is not part of a jax.distributed job, so it would train "
+            f"alone. Start the workers with `python -m gluonjax.launch -n {want} python "
+            f"script.py` (it sets GLUONJAX_COORDINATOR), not with MXNet's tools/launch.py."
+        )
 
 
 @KVStoreBase.register

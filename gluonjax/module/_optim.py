@@ -52,11 +52,13 @@ def _create_kvstore(module, kvstore, num_device):
 
 def _dist_store(module, kind):
     """The store of a Module trained across processes ('dist_sync', 'dist_device_sync')."""
-    if "async" in kind:
-        from ..kvstore.dist import refuse_async
+    from ..kvstore.dist import _check_job, refuse_async
 
+    if "async" in kind:
         raise refuse_async(kind)
-    return _states.ModuleKVStore(module, kind)
+    store = _states.ModuleKVStore(module, kind)
+    _check_job(kind, store.num_workers)
+    return store
 
 
 def _broadcast_params(module):
