@@ -32,7 +32,9 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
     num_slice : int
     batch_axis : int
     even_split : bool
-        Require the size to divide evenly; otherwise the last slice is shorter.
+        Require the size to divide evenly (else ValueError, an ``InvalidArgumentError``);
+        with False the first ``size % num_slice`` slices are one longer, as
+        ``numpy.array_split`` and MXNet 1.9.1 split.
 
     Outputs: a list of NDArrays.
 
@@ -49,20 +51,16 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
             f"axis {batch_axis}. Use a batch size that's multiple of {num_slice} or set "
             f"even_split=False to allow uneven partitioning of data."
         )
-    if size < num_slice:
-        raise InvalidArgumentError(
-            f"Too many slices for data with shape {data.shape}. Arguments are num_slice="
-            f"{num_slice} and batch_axis={batch_axis}."
-        )
-    step = size // num_slice
     if num_slice == 1:
         return [data]
+    # MXNet 1.9.1 (as numpy.array_split): the first ``size % num_slice`` slices take one
+    # extra row; with more slices than rows the last ones are empty
+    each, extra = divmod(size, num_slice)
+    bounds = np.cumsum([0] + [each + 1] * extra + [each] * (num_slice - extra))
     out = []
     for i in range(num_slice):
-        begin = i * step
-        end = (i + 1) * step if i < num_slice - 1 else size
         idx = [slice(None)] * data.ndim
-        idx[batch_axis] = slice(begin, end)
+        idx[batch_axis] = slice(int(bounds[i]), int(bounds[i + 1]))
         out.append(data[tuple(idx)])
     return out
 
