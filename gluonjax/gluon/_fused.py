@@ -77,6 +77,13 @@ class FusedStep:
         if devices is not None:
             self.mesh = MeshState(devices)
             self._states_put = None
+            tr = self.trainer
+            if not tr._kv_initialized:
+                tr._init_kvstore()
+            if tr._update_on_kvstore and not tr._distributed:
+                # XLA sums the gradients inside the compiled step, which then applies the
+                # optimizer itself: the trainer keeps (and saves) the optimizer states
+                tr._update_on_kvstore = False
         else:
             self._copied = [p for p in allp if p._copies]
 
