@@ -39,7 +39,9 @@ def _child(n):
 
     def make():
         net = gluon.nn.HybridSequential()
-        net.add(gluon.nn.Dense(HID, activation="relu", in_units=IN), gluon.nn.Dense(OUT, in_units=HID))
+        net.add(
+            gluon.nn.Dense(HID, activation="relu", in_units=IN), gluon.nn.Dense(OUT, in_units=HID)
+        )
         net.initialize(mx.init.Xavier(), ctx=ctx)
         net.hybridize()
         return net, gluon.loss.SoftmaxCrossEntropyLoss()

@@ -77,6 +77,7 @@ class FusedStep:
         if devices is not None:
             self.mesh = MeshState(devices)
             self._states_put = None
+            self._rep_inputs = None
             tr = self.trainer
             if not tr._kv_initialized:
                 tr._init_kvstore()
@@ -166,6 +167,16 @@ class FusedStep:
         self._states_put = [all_states[i] for i in self.train_idx]
         return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss
 
+    def _replicated(self, *vals):
+        """``vals`` (the optimizer's cached per-step arrays) replicated over the mesh,
+        cached while the optimizer hands out the same arrays."""
+        got = self._rep_inputs
+        if got is not None and all(a is b for a, b in zip(got[0], vals)):
+            return got[1]
+        out = tuple(jax.device_put(v, self.mesh.rep) for v in vals)
+        self._rep_inputs = (vals, out)
+        return out
+
     def _launch(self, pvals, states, x, y, batch_size):
         """Run the compiled step; store the new optimizer states, return (params, loss)."""
         tr, o = self.trainer, self.trainer._optimizer
@@ -181,6 +192,8 @@ class FusedStep:
             key, counter = _random.key_and_counter()
         # then the optimizer's key (SGLD), drawn as the loop's trainer.step draws it
         lrs, wds, ts, rescale, okey = _inputs(o, idx, self.counts)
+        if self.mesh is not None:  # on the mesh once, not resharded on every call
+            lrs, wds, rescale = self._replicated(lrs, wds, rescale)
         new_p, new_s, loss = self._jit(
             pvals, states, x, y, key, counter, lrs, wds, ts, rescale, okey
         )
