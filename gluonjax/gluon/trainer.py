@@ -272,6 +272,20 @@ class Trainer(StoreMixin):
 
         Parameters and optimizer states are donated to the compiled call (their
         old buffers are reused on accelerators).
+
+        Several devices: when the parameters were initialized on a list of contexts
+        that are distinct devices (``net.initialize(ctx=[mx.gpu(0), mx.gpu(1)])``),
+        ``data`` and ``label`` are the whole batch or its shards, one per context
+        (``gluon.utils.split_and_load(batch, ctx)``), and the step is ONE compiled
+        program over a mesh of those devices: the parameters and optimizer states
+        replicated, the batch sharded along its first axis, XLA summing the gradients.
+        The result equals one device on the whole batch (BatchNorm and SyncBatchNorm
+        then normalize with the whole batch's statistics); ``batch_size`` defaults to
+        the whole batch's size. A batch that does not divide over the devices is
+        replicated (the same result, without the speed-up). The trainer keeps the
+        optimizer states (a local store does not apply the optimizer), so
+        ``save_states`` writes them. Logical contexts (``cpu(i)`` beyond jax's
+        devices) run on one device, and every context's copy takes the new values.
         """
         from ._fused import FusedStep
 
