@@ -75,7 +75,11 @@ class MeshState:
         """Replicated global arrays of ``params`` (built from their per-device arrays)."""
         firsts = [p._data._data for p in params]
         seen = self._seen
-        if seen is not None and all(a is b for a, b in zip(firsts, seen)):
+        if (
+            seen is not None
+            and len(seen) == len(firsts)
+            and all(a is b for a, b in zip(firsts, seen))
+        ):
             return self._global
         rep, n = self.rep, len(self.devices)
         out = []

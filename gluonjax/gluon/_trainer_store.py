@@ -33,6 +33,7 @@ class StoreMixin:
         self._distributed = None
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
+        self._mesh_update = None
 
     def _init_kvstore(self):
         from ..kvstore import KVStore, create_kvstore, create_sparse_kvstore
@@ -97,6 +98,10 @@ class StoreMixin:
                 else:
                     self._kvstore.broadcast(i, p._data, [p._data])
         self._params_to_init = keep
+        if not keep and self._kvstore is not None:
+            from ._trainer_mesh import mesh_update_for
+
+            self._mesh_update = mesh_update_for(self)
 
     def _allreduce_grads(self):
         kv = self._kvstore

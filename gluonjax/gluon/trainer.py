@@ -130,6 +130,12 @@ class Trainer(StoreMixin):
         if self._kvstore is None:
             self._update(ignore_stale_grad)
             return
+        mesh = self._mesh_update
+        if mesh is not None and mesh.valid():  # several devices: one program sums and updates
+            active = self._active(ignore_stale_grad)
+            if active:
+                mesh.step(active, write_grads=not self._update_on_kvstore)
+            return
         self._allreduce_grads()
         self._update_with_kvstore(ignore_stale_grad)
 
@@ -300,7 +306,7 @@ class Trainer(StoreMixin):
             self._init_kvstore()
         if self._params_to_init:
             self._init_params()
-        if self._update_on_kvstore:
+        if self._update_on_kvstore and self._mesh_update is None:
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
             return
 
@@ -327,7 +333,7 @@ class Trainer(StoreMixin):
             self._init_kvstore()
         if self._params_to_init:
             self._init_params()
-        if self._update_on_kvstore:
+        if self._update_on_kvstore and self._mesh_update is None:
             self._kvstore.load_optimizer_states(fname)
             self._optimizer = self._kvstore._updater.optimizer
             self._optimizer.param_dict = dict(enumerate(self._params))

@@ -87,17 +87,18 @@ def _train(make, init, xs, ys, n, mode, kvstore="device", opt=("sgd", {"learning
     return [p.data(ctx[0]).asnumpy() for p in params]
 
 
+def _mlp_loss(w, x, y):
+    """The MLP's summed softmax cross-entropy in pure JAX."""
+    h = jax.nn.relu(x @ w[0].T + w[1])
+    logits = h @ w[2].T + w[3]
+    logp = jax.nn.log_softmax(logits)
+    return -jnp.sum(jnp.take_along_axis(logp, y.astype(jnp.int32)[:, None], 1))
+
+
 def _jax_mlp_reference(init, xs, ys, lr=0.1):
     """The MLP trained with plain SGD in pure JAX on the whole batch (one device)."""
-
-    def loss_fn(w, x, y):
-        h = jax.nn.relu(x @ w[0].T + w[1])
-        logits = h @ w[2].T + w[3]
-        logp = jax.nn.log_softmax(logits)
-        return -jnp.sum(jnp.take_along_axis(logp, y.astype(jnp.int32)[:, None], 1))
-
     w = [jnp.asarray(v) for v in init]
-    grad = jax.jit(jax.grad(loss_fn))
+    grad = jax.jit(jax.grad(_mlp_loss))
     for x, y in zip(xs, ys):
         g = grad(w, x, y)
         w = [a - lr * b / BATCH for a, b in zip(w, g)]
@@ -130,6 +131,52 @@ def case_train():
     ref = _train(_lenet, init, xs, ys, 1, "eager")
     for n, mode in ((4, "eager"), (2, "hybrid"), (4, "compile")):
         _close(_train(_lenet, init, xs, ys, n, mode), ref, f"LeNet {n} devices {mode}")
+
+
+def case_stores():
+    """The store's meanings on 4 devices: after ``step`` (a store, the trainer updating)
+    or ``allreduce_grads``, every context's gradient is the whole batch's; without a
+    store (kvstore=None) each context is updated with its own shard's gradient, as
+    MXNet 1.9.1 does."""
+    xs, ys = _data((10,))
+    net = _mlp()
+    net.initialize()
+    init = [p.data().asnumpy() for p in net.collect_params().values()]
+    ctx = _ctx(4)
+    lossf = gluon.loss.SoftmaxCrossEntropyLoss()
+    grad = jax.grad(_mlp_loss)
+    for kv, how in (("device", "step"), ("local", "allreduce"), (None, "step")):
+        net = _build(_mlp, ctx, init)
+        tr = gluon.Trainer(
+            net.collect_params(), "sgd", {"learning_rate": 0.1}, kvstore=kv, update_on_kvstore=False
+        )
+        params = list(net.collect_params().values())
+        w = [[jnp.asarray(v) for v in init] for _ in ctx]  # each context's weights
+        for x, y in zip(xs[:3], ys[:3]):
+            xp = gluon.utils.split_and_load(nd.array(x), ctx)
+            yp = gluon.utils.split_and_load(nd.array(y), ctx)
+            with autograd.record():
+                losses = [lossf(net(a), b) for a, b in zip(xp, yp)]
+            for ls in losses:
+                ls.backward()
+            if how == "step":
+                tr.step(BATCH)
+            else:
+                tr.allreduce_grads()
+                tr.update(BATCH)
+            shard = [grad(w[k], x[k * 4 : (k + 1) * 4], y[k * 4 : (k + 1) * 4]) for k in range(4)]
+            if kv is None:
+                gk = shard
+            else:
+                gk = [[sum(g[j] for g in shard) for j in range(4)]] * 4
+                for p, gw in zip(params, gk[0]):  # every context's gradient is the sum
+                    for c in ctx:
+                        np.testing.assert_allclose(p.grad(c).asnumpy(), gw, rtol=1e-5, atol=1e-5)
+            w = [[a - 0.1 * b / BATCH for a, b in zip(w[k], gk[k])] for k in range(4)]
+        for k, c in enumerate(ctx):
+            got = [p.data(c).asnumpy() for p in params]
+            _close(got, [np.asarray(a) for a in w[k]], f"kvstore={kv} {how} context {c}")
+    assert not np.allclose(w[0][0], w[1][0])  # without a store the contexts drift apart
 
 
 def _bn_net(norm):

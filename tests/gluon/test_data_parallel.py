@@ -43,7 +43,8 @@ def test_mlp_and_lenet_on_1_2_4_devices_match():
     _run("train")
 
 
-def test_split_syncbatchnorm_and_checkpoints(tmp_path):
-    """Uneven split_and_load, SyncBatchNorm's whole-batch statistics, and a checkpoint
-    saved on 4 devices loaded onto 1 and 2."""
-    _run("split,syncbn,checkpoint", str(tmp_path))
+def test_stores_split_syncbatchnorm_and_checkpoints(tmp_path):
+    """kvstore 'device'/'local'/None with step and allreduce_grads/update, uneven
+    split_and_load, SyncBatchNorm's whole-batch statistics, and a checkpoint saved on
+    4 devices loaded onto 1 and 2."""
+    _run("stores,split,syncbn,checkpoint", str(tmp_path))
