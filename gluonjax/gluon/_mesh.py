@@ -20,6 +20,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ..base import MXNetError
+from ._param_array import VERSION, write_values
 
 __all__ = ["AXIS", "mesh_devices", "mesh_of", "replicated", "batch_sharding", "MeshState"]
 
@@ -68,18 +69,16 @@ class MeshState:
         self.devices = devices
         self.mesh = mesh_of(devices)
         self.rep = replicated(self.mesh)
-        self._global = None
-        self._seen = None  # the first context's arrays that _global was built from/written to
+        self._global = self._params = None
+        self._version = -1  # _param_array.VERSION when _global was built or written
 
     def values(self, params):
-        """Replicated global arrays of ``params`` (built from their per-device arrays)."""
-        firsts = [p._data._data for p in params]
-        seen = self._seen
-        if (
-            seen is not None
-            and len(seen) == len(firsts)
-            and all(a is b for a, b in zip(firsts, seen))
-        ):
+        """Replicated global arrays of ``params`` (built from their per-device arrays).
+
+        Reused while no parameter array was written since (``_param_array.VERSION``),
+        else rebuilt without a copy from the arrays every context holds now.
+        """
+        if self._version == VERSION[0] and self._params == params:
             return self._global
         rep, n = self.rep, len(self.devices)
         out = []
@@ -94,21 +93,18 @@ class MeshState:
             if any(a.devices() != {d} for a, d in zip(arrays, self.devices)):
                 arrays = [jax.device_put(a, d) for a, d in zip(arrays, self.devices)]
             out.append(jax.make_array_from_single_device_arrays(arrays[0].shape, rep, arrays))
-        self._global, self._seen = out, firsts
+        self._global, self._params, self._version = out, list(params), VERSION[0]
         return out
 
     def write(self, params, values):
         """Point each context's array of ``params`` at its device's copy of ``values``."""
-        from ._param_array import write_values
-
         arrays, parts = [], []
         for p, v in zip(params, values):
             views = p._arrays()
             arrays.extend(views)
             parts.extend(s.data for s in v.addressable_shards)  # in the mesh's device order
         write_values(arrays, parts)
-        self._global = list(values)
-        self._seen = [p._data._data for p in params]
+        self._global, self._params, self._version = list(values), list(params), VERSION[0]
 
     def put(self, tree):
         """``tree`` (optimizer states) replicated over the mesh."""
