@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -202,13 +203,14 @@ def case_syncbn():
     init_net.initialize()
     init = [p.data().asnumpy() for p in init_net.collect_params().values()]
 
-    def run(norm, n, mode):
+    def run(norm, n, mode, hybridize=True):
         ctx = _ctx(n)
         net = _bn_net(norm)
         net.initialize(ctx=ctx)
         for p, v in zip(net.collect_params().values(), init):
             p.set_data(nd.array(v))
-        net.hybridize()
+        if hybridize:
+            net.hybridize()
         tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
         loss = gluon.loss.SoftmaxCrossEntropyLoss()
         if mode == "compile":
@@ -224,8 +226,19 @@ def case_syncbn():
         return [p.data(ctx[-1]).asnumpy() for p in net.collect_params().values()]
 
     want = run(gluon.nn.BatchNorm(in_channels=3), 1, "loop")  # whole batch, one device
-    got = run(SyncBatchNorm(in_channels=3, num_devices=4), 4, "compile")
-    _close(got, want, "SyncBatchNorm(4 devices) vs BatchNorm(whole batch)")
+    for hybridize in (True, False):
+        got = run(SyncBatchNorm(in_channels=3, num_devices=4), 4, "compile", hybridize)
+        _close(got, want, f"SyncBatchNorm(4 devices, hybridize={hybridize}) vs BatchNorm")
+    # a loop over the shards cannot see the other shards: it says so, once
+    ctx = _ctx(4)
+    layer = SyncBatchNorm(in_channels=2, num_devices=4)
+    layer.initialize(ctx=ctx)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            with autograd.record():
+                [layer(s) for s in gluon.utils.split_and_load(nd.array(x0), ctx)]
+    assert len([w for w in caught if "own shard's statistics" in str(w.message)]) == 1
     # the running mean after the first step is 0.9 * 0 + 0.1 * the whole batch's mean
     bn = _bn_net(SyncBatchNorm(in_channels=3, num_devices=4))
     ctx = _ctx(4)
