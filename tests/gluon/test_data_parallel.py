@@ -48,3 +48,27 @@ def test_stores_split_syncbatchnorm_and_checkpoints(tmp_path):
     split_and_load, SyncBatchNorm's whole-batch statistics, and a checkpoint saved on
     4 devices loaded onto 1 and 2."""
     _run("stores,split,syncbn,checkpoint", str(tmp_path))
+
+
+def test_compile_step_on_logical_contexts_updates_every_copy():
+    """cpu(1) beyond jax's devices is a logical context: the compiled step runs on one
+    device and every context's copy takes the new value (pure-JAX SGD reference)."""
+    import numpy as np
+
+    import gluonjax as mx
+    from gluonjax import gluon, nd
+
+    ctx = [mx.cpu(0), mx.cpu(7)]
+    net = gluon.nn.Dense(3, in_units=4)
+    net.initialize(ctx=ctx)
+    w0, b0 = net.weight.data(ctx[0]).asnumpy(), net.bias.data(ctx[0]).asnumpy()
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5})
+    step = tr.compile_step(net, gluon.loss.L2Loss())
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) / 8
+    y = np.ones((2, 3), np.float32)
+    step(gluon.utils.split_and_load(nd.array(x), ctx), nd.array(y))
+    err = x @ w0.T + b0 - y  # L2Loss = 0.5 * mean over the 3 outputs of err**2, per sample
+    gw, gb = err.T @ x / 3, err.sum(0) / 3
+    for c in ctx:
+        np.testing.assert_allclose(net.weight.data(c).asnumpy(), w0 - 0.5 * gw / 2, rtol=1e-5)
+        np.testing.assert_allclose(net.bias.data(c).asnumpy(), b0 - 0.5 * gb / 2, rtol=1e-5)
