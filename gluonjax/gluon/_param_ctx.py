@@ -12,6 +12,7 @@ beyond jax's devices, see ``gluonjax.context``) share their device's memory.
 from __future__ import annotations
 
 import jax
+import numpy as np
 
 from ..base import MXNetError
 from ..context import Context, current_context
@@ -82,6 +83,19 @@ class ContextParameterMixin:
             else:
                 copies.append(self._tag(type(self._data)(new), ctx))
         self._copies = tuple(copies[: len(ctxs) - 1])
+
+    def _place_grads(self):
+        """On several contexts, every zero gradient buffer on its context's device (as
+        ``grad(ctx).context`` says); one context keeps its lazy host zeros."""
+        ctxs = self._ctx_list
+        for d, ctx in zip(self._arrays(), ctxs):
+            g = d._grad
+            if g is None or ctx.is_logical or not isinstance(g._data, np.ndarray):
+                continue
+            old = g._data
+            g._data = place(old, ctx)
+            if self._grad_token is old:
+                self._grad_token = g._data
 
     def _index_of(self, ctx, what):
         ctxs = self._ctx_list or [current_context()]

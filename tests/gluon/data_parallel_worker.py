@@ -82,8 +82,11 @@ def _train(make, init, xs, ys, n, mode, kvstore="device", opt=("sgd", {"learning
         tr.step(BATCH)
     params = list(net.collect_params().values())
     for p in params:  # every context holds the same value, on its own device
+        assert p.list_ctx() == ctx
+        assert [d.context for d in p.list_data()] == ctx == [g.context for g in p.list_grad()]
         for c in ctx:
             assert p.data(c)._data.devices() == {c.jax_device}, (p.name, c)
+            assert p.grad(c).context == c, (p.name, c)
             np.testing.assert_array_equal(p.data(c).asnumpy(), p.data(ctx[0]).asnumpy())
     return [p.data(ctx[0]).asnumpy() for p in params]
 
