@@ -87,6 +87,27 @@ class MeshUpdate:
             hit = self._fns[key] = (fn, reads_counts(o, active, weights, states))
         return hit
 
+    def allreduce(self, active):
+        """``Trainer.allreduce_grads``: every context's gradient of ``active`` becomes
+        the sum over the contexts, in one compiled call."""
+        key = ("sum", len(active))
+        fn = self._fns.get(key)
+        if fn is None:
+            n, rep = self.n, self.mesh.rep
+
+            def total(gs):
+                return [g.reshape((n, g.shape[0] // n, *g.shape[1:])).sum(0) for g in gs]
+
+            fn = self._fns[key] = jax.jit(total, out_shardings=rep)
+        params = [self.trainer._params[i] for i in active]
+        self._write_grads(params, fn([self._grads(p) for p in params]))
+
+    @staticmethod
+    def _write_grads(params, sums):
+        for p, v in zip(params, sums):
+            for a, part in zip(p._arrays(), v.addressable_shards):
+                a._grad._data = part.data
+
     def _replicated(self, vals):
         got = self._rep_inputs
         if got is not None and all(a is b for a, b in zip(got[0], vals)):
@@ -125,11 +146,6 @@ class MeshUpdate:
         all_states.update(zip(active, new_s))
         put.update(zip(active, new_s))
         if write_grads:
-            arrays, parts = [], []
-            for p, v in zip(params, sums):
-                arrays.extend(a._grad for a in p._arrays())
-                parts.extend(s.data for s in v.addressable_shards)
-            for a, v in zip(arrays, parts):
-                a._data = v
+            self._write_grads(params, sums)
             for i, p in zip(active, params):  # the summed gradient is not "fresh"
                 tr._last_grad[i] = p._data._grad._data

@@ -107,6 +107,10 @@ class StoreMixin:
         kv = self._kvstore
         if kv is None:
             return
+        mesh = self._mesh_update
+        if mesh is not None and mesh.valid():  # several devices: one compiled sum
+            mesh.allreduce([i for i, p in enumerate(self._params) if p.grad_req != "null"])
+            return
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
