@@ -67,7 +67,11 @@ class MeshUpdate:
         raws = [a._grad._data for a in p._arrays()]
         shape = (raws[0].shape[0] * self.n, *raws[0].shape[1:])
         sharding = batch_sharding(self.mesh.mesh, len(shape))
-        return jax.make_array_from_single_device_arrays(shape, sharding, raws)
+        try:  # only their sum is used: which part sits on which device does not matter
+            return jax.make_array_from_single_device_arrays(shape, sharding, raws)
+        except (ValueError, TypeError, AttributeError):  # a gradient elsewhere, or on the host
+            raws = [jax.device_put(r, d) for r, d in zip(raws, self.mesh.devices)]
+            return jax.make_array_from_single_device_arrays(shape, sharding, raws)
 
     def _fn(self, active, weights, states):
         key = tuple(active)
