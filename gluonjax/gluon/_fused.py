@@ -77,11 +77,12 @@ class FusedStep:
         if devices is not None:
             self.mesh = MeshState(devices)
             self._states_put = None
-            self._rep_inputs = None
             tr = self.trainer
             if not tr._kv_initialized:
                 tr._init_kvstore()
-            if tr._update_on_kvstore and not tr._distributed:
+            if tr._params_to_init:
+                tr._init_params()
+            if tr._update_on_kvstore and tr._mesh_update is None and not tr._distributed:
                 # XLA sums the gradients inside the compiled step, which then applies the
                 # optimizer itself: the trainer keeps (and saves) the optimizer states
                 tr._update_on_kvstore = False
@@ -167,16 +168,6 @@ class FusedStep:
         self._states_put = [all_states[i] for i in self.train_idx]
         return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss
 
-    def _replicated(self, *vals):
-        """``vals`` (the optimizer's cached per-step arrays) replicated over the mesh,
-        cached while the optimizer hands out the same arrays."""
-        got = self._rep_inputs
-        if got is not None and all(a is b for a, b in zip(got[0], vals)):
-            return got[1]
-        out = tuple(jax.device_put(v, self.mesh.rep) for v in vals)
-        self._rep_inputs = (vals, out)
-        return out
-
     def _launch(self, pvals, states, x, y, batch_size):
         """Run the compiled step; store the new optimizer states, return (params, loss)."""
         tr, o = self.trainer, self.trainer._optimizer
@@ -193,7 +184,7 @@ class FusedStep:
         # then the optimizer's key (SGLD), drawn as the loop's trainer.step draws it
         lrs, wds, ts, rescale, okey = _inputs(o, idx, self.counts)
         if self.mesh is not None:  # on the mesh once, not resharded on every call
-            lrs, wds, rescale = self._replicated(lrs, wds, rescale)
+            lrs, wds, rescale = self.mesh.inputs((lrs, wds, rescale))
         new_p, new_s, loss = self._jit(
             pvals, states, x, y, key, counter, lrs, wds, ts, rescale, okey
         )

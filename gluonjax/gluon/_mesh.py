@@ -71,6 +71,7 @@ class MeshState:
         self.rep = replicated(self.mesh)
         self._global = self._params = None
         self._version = -1  # _param_array.VERSION when _global was built or written
+        self._inputs = None
 
     def values(self, params):
         """Replicated global arrays of ``params`` (built from their per-device arrays).
@@ -105,6 +106,17 @@ class MeshState:
             parts.extend(s.data for s in v.addressable_shards)  # in the mesh's device order
         write_values(arrays, parts)
         self._global, self._params, self._version = list(values), list(params), VERSION[0]
+
+    def inputs(self, vals):
+        """``vals`` (arrays an optimizer caches between steps: learning rates, weight
+        decays, the gradient scale) replicated over the mesh; the copies are reused
+        while the same arrays come back, instead of being transferred on every step."""
+        got = self._inputs
+        if got is not None and all(a is b for a, b in zip(got[0], vals)):
+            return got[1]
+        out = tuple(None if v is None else jax.device_put(v, self.rep) for v in vals)
+        self._inputs = (vals, out)
+        return out
 
     def put(self, tree):
         """``tree`` (optimizer states) replicated over the mesh."""

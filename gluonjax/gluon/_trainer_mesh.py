@@ -56,7 +56,6 @@ class MeshUpdate:
         self.n = len(devices)
         self._fns = {}
         self._states_put = {}
-        self._rep_inputs = None
 
     def valid(self):
         """Whether the parameters are still on the contexts this was made for."""
@@ -112,14 +111,6 @@ class MeshUpdate:
             for a, part in zip(p._arrays(), v.addressable_shards):
                 a._grad._data = part.data
 
-    def _replicated(self, vals):
-        got = self._rep_inputs
-        if got is not None and all(a is b for a, b in zip(got[0], vals)):
-            return got[1]
-        out = tuple(None if v is None else jax.device_put(v, self.mesh.rep) for v in vals)
-        self._rep_inputs = (vals, out)
-        return out
-
     def step(self, active, write_grads):
         """Sum the gradients of ``active`` (trainer indices) over the devices and update.
 
@@ -143,7 +134,7 @@ class MeshUpdate:
             states.append(s)
         fn, counts = self._fn(active, ws, states)
         lrs, wds, ts, rescale, okey = _inputs(o, active, counts)
-        lrs, wds, rescale = self._replicated((lrs, wds, rescale))
+        lrs, wds, rescale = ms.inputs((lrs, wds, rescale))
         new_w, new_s, sums = fn(ws, gs, states, lrs, wds, ts, rescale, okey)
         tr._last_grad.update((i, p._data._grad._data) for i, p in zip(active, params))
         ms.write(params, new_w)

@@ -289,8 +289,8 @@ class Trainer(StoreMixin):
         then normalize with the whole batch's statistics); ``batch_size`` defaults to
         the whole batch's size. A batch that does not divide over the devices is
         replicated (the same result, without the speed-up). The trainer keeps the
-        optimizer states (a local store does not apply the optimizer), so
-        ``save_states`` writes them. Logical contexts (``cpu(i)`` beyond jax's
+        optimizer states (with a local store too), so ``save_states`` writes them and
+        any number of devices loads them. Logical contexts (``cpu(i)`` beyond jax's
         devices) run on one device, and every context's copy takes the new values.
         """
         from ._fused import FusedStep
