@@ -278,6 +278,12 @@ def case_split():
     for p, w, c in zip(parts, want, ctx):
         np.testing.assert_array_equal(p.asnumpy(), w)
         assert p.context == c and p._data.devices() == {c.jax_device}
+    for axis in (0, 1):  # an even split, along either axis
+        xe = np.arange(32, dtype=np.float32).reshape(8, 4)
+        parts = gluon.utils.split_and_load(nd.array(xe), ctx, batch_axis=axis)
+        for p, w, c in zip(parts, np.split(xe, 4, axis=axis), ctx):
+            np.testing.assert_array_equal(p.asnumpy(), w)
+            assert p.context == c and p._data.devices() == {c.jax_device}
     try:
         gluon.utils.split_and_load(nd.array(x), ctx)
     except ValueError as err:
