@@ -94,8 +94,12 @@ def _child(n):
 
 def _measure(n):
     env = dict(os.environ, GLUONJAX_COMPILE_NOTICE="0", JAX_PLATFORMS="cpu")
+    # 4 CPU devices; XLA aborts a collective whose devices do not all arrive within its
+    # timeouts, which a loaded 2-core machine can exceed: give them 10 minutes
     env["XLA_FLAGS"] = (
         env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+        " --xla_cpu_collective_call_terminate_timeout_seconds=600"
+        " --xla_cpu_collective_timeout_seconds=600"
     ).strip()
     cmd = [sys.executable, "-m", "benchmarks.bench_scale", "--child", str(n)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)

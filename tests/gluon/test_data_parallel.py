@@ -18,8 +18,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def _run(cases, *args, timeout=120):
     env = dict(os.environ)
+    # 4 CPU devices; XLA aborts a collective whose devices do not all arrive within its
+    # timeouts, which a loaded 2-core machine can exceed: give them 10 minutes
     env["XLA_FLAGS"] = (
         env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+        " --xla_cpu_collective_call_terminate_timeout_seconds=600"
+        " --xla_cpu_collective_timeout_seconds=600"
     ).strip()
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
