@@ -195,5 +195,10 @@ class FusedStep:
 def _as_batch(data):
     """An NDArray of ``data``; a list of shards (outside a mesh) is joined along axis 0."""
     if isinstance(data, (list, tuple)) and data and isinstance(data[0], NDArray):
-        return to_ndarray(np.concatenate([np.asarray(d._data) for d in data]))
+        if len(data) == 1:
+            return data[0]
+        try:  # the shards of logical contexts share one device
+            return NDArray(jnp.concatenate([d._data for d in data]))
+        except ValueError:  # shards on several devices: joined on the host
+            return NDArray(np.concatenate([np.asarray(d._data) for d in data]))
     return to_ndarray(data)
