@@ -50,6 +50,7 @@ def replicated(mesh):
     return NamedSharding(mesh, P())
 
 
+@functools.lru_cache(maxsize=64)
 def batch_sharding(mesh, ndim, axis=0):
     """A sharding that splits axis ``axis`` of an ``ndim``-d array over ``mesh``."""
     spec = [None] * ndim
