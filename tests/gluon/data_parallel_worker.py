@@ -363,6 +363,24 @@ def case_checkpoint(outdir):
                 _close(got, ref, f"checkpoint from {saver} on 4 -> {n} devices {mode}")
 
 
+def case_gradplace():
+    """A gradient lands on its variable's device, whatever the head (ones as the implicit
+    head gradient are made on the head's device, not on the default one)."""
+    for f, want in [
+        (lambda w: w + 1, 1.0),
+        (lambda w: w.sum(), 1.0),
+        (lambda w: (w * w).sum(), 2.0),
+    ]:
+        w = nd.ones((3,), ctx=mx.cpu(2))
+        w.attach_grad()
+        with autograd.record():
+            y = f(w)
+        y.backward()
+        assert w.grad.context == mx.cpu(2), w.grad.context
+        assert list(w.grad._data.devices()) == [jax.devices()[2]]
+        np.testing.assert_allclose(w.grad.asnumpy(), np.full(3, want))
+
+
 def main():
     assert len(jax.devices()) == 4, "run with XLA_FLAGS=--xla_force_host_platform_device_count=4"
     for case in sys.argv[1].split(","):

@@ -50,8 +50,8 @@ def test_mlp_and_lenet_on_1_2_4_devices_match():
 def test_stores_split_syncbatchnorm_and_checkpoints(tmp_path):
     """kvstore 'device'/'local'/None with step and allreduce_grads/update, uneven
     split_and_load, SyncBatchNorm's whole-batch statistics, and a checkpoint saved on
-    4 devices loaded onto 1 and 2."""
-    _run("stores,split,syncbn,checkpoint", str(tmp_path))
+    4 devices loaded onto 1 and 2; gradients land on their variables' devices."""
+    _run("stores,split,syncbn,gradplace,checkpoint", str(tmp_path))
 
 
 def test_compile_step_on_logical_contexts_updates_every_copy():
