@@ -20,6 +20,7 @@ ROWS = [
     "bench_zoo",
     "bench_rnn",
     "bench_data",
+    "bench_scale",
     "bench_dist",
 ]
 

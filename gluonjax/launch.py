@@ -194,6 +194,23 @@ def _pump(stream, prefix, sink, lock):
     stream.close()
 
 
+def _first_failure(procs, exited, failed, window=0.5):
+    """The failed process to blame: the first to exit. Its peers fail just after it (their
+    collectives lose it), so among failures within ``window`` seconds of the first one, a
+    death by signal (a kill, a crash) is preferred to an exit code."""
+    time.sleep(0.05)  # let the waiters note the exit times
+    end = time.monotonic() + window
+    for p in procs:  # give peers that are failing right now the chance to show it
+        try:
+            p.wait(max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    failed = [i for i, p in enumerate(procs) if p.poll() not in (None, 0)] or failed
+    start = min(exited.get(i, float("inf")) for i in failed)
+    close = [i for i in failed if exited.get(i, float("inf")) <= start + window]
+    return min(close or failed, key=lambda i: (procs[i].returncode >= 0, exited.get(i, 0), i))
+
+
 def _note_exit(proc, index, exited):
     proc.wait()
     exited[index] = time.monotonic()
@@ -256,9 +273,8 @@ def supervise(entries, timeout=0, sink=None):
             codes = [p.poll() for p in procs]
             failed = [i for i, c in enumerate(codes) if c not in (None, 0)]
             if failed:
-                time.sleep(0.05)  # the waiters note when each exited: blame the first
-                first = min(failed, key=lambda i: (exited.get(i, float("inf")), i))
-                code = _code(codes[first])
+                first = _first_failure(procs, exited, failed)
+                code = _code(procs[first].returncode)
                 say(f"{names[first]} exited with code {code}; stopping the other workers")
                 _stop(procs)
                 return code

@@ -38,6 +38,23 @@ def _as_lists(heads, head_grads):
     return list(heads), list(head_grads)
 
 
+_SEVERAL = []  # [bool]: does this process have several devices (set on first use)
+
+
+def _head_ones(h):
+    """The implicit head gradient: None (ones made where the backward runs), or on a
+    process with several devices, ones on the head's own devices when those are not the
+    default one, so that the gradients land beside their variables."""
+    if not _SEVERAL:
+        _SEVERAL.append(len(jax.local_devices()) > 1)
+    if not _SEVERAL[0]:
+        return None
+    sharding = getattr(h._data, "sharding", None)
+    if sharding is None or sharding.device_set == {jax.local_devices()[0]}:
+        return None
+    return jnp.ones(h.shape, h.dtype, device=sharding)
+
+
 def _head_roots(heads, head_grads):
     """Check the heads and their gradients; the heads' nodes and raw cotangents."""
     roots, cts = [], []
@@ -57,7 +74,7 @@ def _head_roots(heads, head_grads):
                 f"`with autograd.record():` and call x.attach_grad() (or use Parameters) first."
             )
         if g is None:
-            cts.append(None)
+            cts.append(_head_ones(h))
         else:
             raw = g._data if isinstance(g, NDArray) else jnp.asarray(g)
             if tuple(raw.shape) != tuple(h.shape):

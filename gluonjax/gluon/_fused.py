@@ -20,11 +20,19 @@ from .block import to_ndarray
 
 
 class FusedStep:
-    """Callable ``step(data, label, batch_size=None) -> loss`` (an NDArray per sample)."""
+    """Callable ``step(data, label, batch_size=None) -> loss`` (an NDArray per sample).
+
+    On parameters initialized on several real devices, ``data``/``label`` are the
+    whole batch or its shards (``split_and_load``'s list) and the step is one
+    program over the devices' mesh (see :mod:`._mesh`).
+    """
+
+    mesh = None  # a MeshState when the parameters live on several real devices
 
     def __init__(self, trainer, net, loss_fn):
         self.trainer, self.net, self.loss_fn = trainer, net, loss_fn
         self._jit = None
+        self._copied = ()  # parameters with per-context copies outside a mesh
 
     def _setup(self, data):
         if any(p._data is None for p in self.net._all_params()):
@@ -45,13 +53,41 @@ class FusedStep:
         for i in self.train_idx:
             if i not in tr._states:
                 tr._states[i] = o.create_state(i, tr._params[i]._data._data)
-        self._jit = jax.jit(self._pure, donate_argnums=(0, 1))
+        self._setup_contexts(allp)
+        if self.mesh is None:
+            self._jit = jax.jit(self._pure, donate_argnums=(0, 1))
+        else:  # one program over the mesh: parameters and states stay replicated
+            rep = self.mesh.rep
+            self._jit = jax.jit(self._pure, donate_argnums=(0, 1), out_shardings=(rep, rep, None))
+            for i in self.train_idx:
+                tr._states[i] = self.mesh.put(tr._states[i])
         self.keyed = None  # pass a random key? (the first call traces to find out)
         self.uses_random = False
         # pass the update counts only to a rule that reads them (Adam, not SGD)
         weights = [tr._params[i]._data._data for i in self.train_idx]
         states = [tr._states[i] for i in self.train_idx]
         self.counts = reads_counts(o, self.train_idx, weights, states)
+
+    def _setup_contexts(self, allp):
+        """A mesh when every parameter is on the same list of distinct real devices."""
+        from ._mesh import MeshState, mesh_devices
+
+        lists = {tuple(p.list_ctx()) for p in allp}
+        devices = mesh_devices(list(next(iter(lists)))) if len(lists) == 1 else None
+        if devices is not None:
+            self.mesh = MeshState(devices)
+            self._states_put = None
+            tr = self.trainer
+            if not tr._kv_initialized:
+                tr._init_kvstore()
+            if tr._params_to_init:
+                tr._init_params()
+            if tr._update_on_kvstore and tr._mesh_update is None and not tr._distributed:
+                # XLA sums the gradients inside the compiled step, which then applies the
+                # optimizer itself: the trainer keeps (and saves) the optimizer states
+                tr._update_on_kvstore = False
+        else:
+            self._copied = [p for p in allp if p._copies]
 
     def _pure(self, pvals, states, x, y, seed_key, counter, lrs, wds, ts, rescale, okey):
         o = self.trainer._optimizer
@@ -94,20 +130,49 @@ class FusedStep:
         return new_p, new_s, loss
 
     def __call__(self, data, label, batch_size=None):
+        if self.mesh is not None:
+            return self._call_mesh(data, label, batch_size)
         if type(data) is not NDArray:
-            data = to_ndarray(data)
+            data = _as_batch(data)
         if type(label) is not NDArray:
-            label = to_ndarray(label)
+            label = _as_batch(label)
         if self._jit is None:
             self._setup(data)
-        tr, o = self.trainer, self.trainer._optimizer
+            if self.mesh is not None:
+                return self._call_mesh(data, label, batch_size)
+        tr = self.trainer
         batch_size = data._data.shape[0] if batch_size is None else batch_size
+        all_states = tr._states
+        states = [all_states[i] for i in self.train_idx]
+        new_p, loss = self._launch(
+            [d._data for d in self.datas], states, data._data, label._data, batch_size
+        )
+        write_values(self.datas, new_p)
+        for p in self._copied:  # logical contexts: every copy takes the new value
+            p._sync_copies()
+        return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss
+
+    def _call_mesh(self, data, label, batch_size):
+        """The step over the mesh: the batch sharded along it, parameters replicated."""
+        ms = self.mesh
+        x = ms.batch(data if isinstance(data, (list, tuple)) else to_ndarray(data))
+        y = ms.batch(label if isinstance(label, (list, tuple)) else to_ndarray(label))
+        batch_size = x.shape[0] if batch_size is None else batch_size
+        all_states = self.trainer._states
+        states = [all_states[i] for i in self.train_idx]
+        put = self._states_put
+        if put is None or any(a is not b for a, b in zip(states, put)):
+            states = [ms.put(st) for st in states]  # loaded or made outside this step
+        new_p, loss = self._launch(ms.values(self.all), states, x, y, batch_size)
+        ms.write(self.all, new_p)
+        self._states_put = [all_states[i] for i in self.train_idx]
+        return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss
+
+    def _launch(self, pvals, states, x, y, batch_size):
+        """Run the compiled step; store the new optimizer states, return (params, loss)."""
+        tr, o = self.trainer, self.trainer._optimizer
         o.rescale_grad = tr._scale / batch_size
         idx = self.train_idx
-        all_states = tr._states
-        states = [all_states[i] for i in idx]
-        pvals = [d._data for d in self.datas]
-        x, y = data._data, label._data
         if self.keyed is None:  # first call: a trace (no compile) tells if a key is drawn
             key, n = _random.peek()
             c = np.uint32(n & 0xFFFFFFFF)
@@ -118,9 +183,22 @@ class FusedStep:
             key, counter = _random.key_and_counter()
         # then the optimizer's key (SGLD), drawn as the loop's trainer.step draws it
         lrs, wds, ts, rescale, okey = _inputs(o, idx, self.counts)
+        if self.mesh is not None:  # on the mesh once, not resharded on every call
+            lrs, wds, rescale = self.mesh.inputs((lrs, wds, rescale))
         new_p, new_s, loss = self._jit(
             pvals, states, x, y, key, counter, lrs, wds, ts, rescale, okey
         )
-        write_values(self.datas, new_p)
-        all_states.update(zip(idx, new_s))
-        return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss
+        tr._states.update(zip(idx, new_s))
+        return new_p, loss
+
+
+def _as_batch(data):
+    """An NDArray of ``data``; a list of shards (outside a mesh) is joined along axis 0."""
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], NDArray):
+        if len(data) == 1:
+            return data[0]
+        try:  # the shards of logical contexts share one device
+            return NDArray(jnp.concatenate([d._data for d in data]))
+        except ValueError:  # shards on several devices: joined on the host
+            return NDArray(np.concatenate([np.asarray(d._data) for d in data]))
+    return to_ndarray(data)

@@ -48,4 +48,7 @@ def apply_loaded(
     for p, arr in plan:
         if cast_dtype and dtype_source == "saved":
             p.dtype = arr.dtype.type
+        fresh = p._data is None
         p.set_data(arr)
+        if fresh and ctx is not None:  # MXNet: ctx places the parameters it initializes
+            p.reset_ctx(ctx)

@@ -12,9 +12,11 @@ beyond jax's devices, see ``gluonjax.context``) share their device's memory.
 from __future__ import annotations
 
 import jax
+import numpy as np
 
 from ..base import MXNetError
 from ..context import Context, current_context
+from ._mesh import mesh_devices, mesh_of, replicated
 
 __all__ = ["ContextParameterMixin"]
 
@@ -58,17 +60,42 @@ class ContextParameterMixin:
         return arr
 
     def _sync_copies(self):
-        """Make one array per context after the first one's value was set."""
+        """Make one array per context after the first one's value was set.
+
+        On distinct real devices the arrays are the parts of ONE replicated array over
+        their mesh (one transfer to every device; see ``_mesh``).
+        """
         ctxs = self._ctx_list or [current_context()]
         self._tag(self._data, ctxs[0])
         value = self._data._data
+        devices = mesh_devices(ctxs) if len(ctxs) > 1 else None
+        if devices is not None and isinstance(value, jax.Array):
+            whole = jax.device_put(value, replicated(mesh_of(devices)))
+            parts = [s.data for s in whole.addressable_shards]
+            self._data._data = parts[0]
+        else:
+            parts = None
         copies = list(self._copies)
         for k, ctx in enumerate(ctxs[1:]):
+            new = parts[k + 1] if parts is not None else place(value, ctx)
             if k < len(copies):
-                copies[k]._data = place(value, ctx)
+                copies[k]._data = new
             else:
-                copies.append(self._tag(type(self._data)(place(value, ctx)), ctx))
+                copies.append(self._tag(type(self._data)(new), ctx))
         self._copies = tuple(copies[: len(ctxs) - 1])
+
+    def _place_grads(self):
+        """On several contexts, every zero gradient buffer on its context's device (as
+        ``grad(ctx).context`` says); one context keeps its lazy host zeros."""
+        ctxs = self._ctx_list
+        for d, ctx in zip(self._arrays(), ctxs):
+            g = d._grad
+            if g is None or ctx.is_logical or not isinstance(g._data, np.ndarray):
+                continue
+            old = g._data
+            g._data = place(old, ctx)
+            if self._grad_token is old:
+                self._grad_token = g._data
 
     def _index_of(self, ctx, what):
         ctxs = self._ctx_list or [current_context()]

@@ -135,6 +135,8 @@ class SparseParameterMixin:
         if trainer._params_to_init:
             trainer._init_params()
         full = self._data if ctx is None or not self._copies else self._array_for(ctx)
+        if row_id.context != full.context:  # the rows are taken where the weight lives
+            row_id = row_id.as_in_context(full.context)
         with autograd.pause():
             out = retain(full, row_id).as_in_context(ctx)
         out._grad, out._grad_req = full._grad, full._grad_req  # backward writes ours

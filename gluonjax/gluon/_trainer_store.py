@@ -33,6 +33,7 @@ class StoreMixin:
         self._distributed = None
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
+        self._mesh_update = None
         if _multi_process(self._kvstore_params["kvstore"]):
             # better than MXNet, which copied worker 0's values at the first step, after
             # each worker's first forward on its own initial values: copy them now (only
@@ -103,21 +104,29 @@ class StoreMixin:
                 else:
                     self._kvstore.broadcast(i, p._data, p.list_data())
         self._params_to_init = keep
+        if not keep and self._kvstore is not None:
+            from ._trainer_mesh import mesh_update_for
+
+            self._mesh_update = mesh_update_for(self)
 
     def _allreduce_grads(self):
         kv = self._kvstore
         if kv is None:
             return
+        mesh = self._mesh_update
+        if mesh is not None and mesh.valid():  # several devices: one compiled sum
+            mesh.allreduce([i for i, p in enumerate(self._params) if p.grad_req != "null"])
+            return
         batched = getattr(kv, "_batched", False)  # dist stores: one collective for all keys
-        keys, values, outs = [], [], []
+        b_keys, b_grads, b_outs = [], [], []
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
             grads = p.list_grad()
             if batched and grads[0].stype == "default":
-                keys.append(i)
-                values.append(grads)
-                outs.append(p.list_data() if self._update_on_kvstore else grads)
+                b_keys.append(i)
+                b_grads.append(grads)
+                b_outs.append(p.list_data() if self._update_on_kvstore else grads)
             elif grads[0].stype != "default":
                 kv.push(i, grads, priority=-i)
                 if p._stype == "default":
@@ -129,8 +138,8 @@ class StoreMixin:
                 kv.pushpull(i, grads, out=p.list_data(), priority=-i)
             else:
                 kv.pushpull(i, grads, priority=-i)
-        if keys:
-            kv.pushpull(keys, values, out=outs)
+        if b_keys:
+            kv.pushpull(b_keys, b_grads, out=b_outs)
 
     def _update_with_kvstore(self, ignore_stale_grad):
         if not self._update_on_kvstore:

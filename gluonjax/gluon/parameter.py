@@ -176,6 +176,8 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
                 if k == 0:
                     self._grad_token = d._grad._data  # not "fresh" until a backward writes it
             d._grad_req = req
+        if self._copies and req != "null":
+            self._place_grads()
 
     def _shape_known(self):
         return self._shape is not None and all(d > 0 for d in self._shape)
@@ -337,6 +339,8 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
             g._data = np.zeros(g.shape, g.dtype)
             if k == 0:
                 self._grad_token = g._data
+        if self._copies:
+            self._place_grads()
 
     def reset_ctx(self, ctx):
         """Move the parameter to ``ctx`` (a context or a list: one array per context)."""

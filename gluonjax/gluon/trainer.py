@@ -130,6 +130,12 @@ class Trainer(StoreMixin):
         if self._kvstore is None:
             self._update(ignore_stale_grad)
             return
+        mesh = self._mesh_update
+        if mesh is not None and mesh.valid():  # several devices: one program sums and updates
+            active = self._active(ignore_stale_grad)
+            if active:
+                mesh.step(active, write_grads=not self._update_on_kvstore)
+            return
         self._allreduce_grads()
         self._update_with_kvstore(ignore_stale_grad)
 
@@ -272,6 +278,20 @@ class Trainer(StoreMixin):
 
         Parameters and optimizer states are donated to the compiled call (their
         old buffers are reused on accelerators).
+
+        Several devices: when the parameters were initialized on a list of contexts
+        that are distinct devices (``net.initialize(ctx=[mx.gpu(0), mx.gpu(1)])``),
+        ``data`` and ``label`` are the whole batch or its shards, one per context
+        (``gluon.utils.split_and_load(batch, ctx)``), and the step is ONE compiled
+        program over a mesh of those devices: the parameters and optimizer states
+        replicated, the batch sharded along its first axis, XLA summing the gradients.
+        The result equals one device on the whole batch (BatchNorm and SyncBatchNorm
+        then normalize with the whole batch's statistics); ``batch_size`` defaults to
+        the whole batch's size. A batch that does not divide over the devices is
+        replicated (the same result, without the speed-up). The trainer keeps the
+        optimizer states (with a local store too), so ``save_states`` writes them and
+        any number of devices loads them. Logical contexts (``cpu(i)`` beyond jax's
+        devices) run on one device, and every context's copy takes the new values.
         """
         from ._fused import FusedStep
 
@@ -286,7 +306,7 @@ class Trainer(StoreMixin):
             self._init_kvstore()
         if self._params_to_init:
             self._init_params()
-        if self._update_on_kvstore:
+        if self._update_on_kvstore and self._mesh_update is None:
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
             return
 
@@ -313,7 +333,7 @@ class Trainer(StoreMixin):
             self._init_kvstore()
         if self._params_to_init:
             self._init_params()
-        if self._update_on_kvstore:
+        if self._update_on_kvstore and self._mesh_update is None:
             self._kvstore.load_optimizer_states(fname)
             self._optimizer = self._kvstore._updater.optimizer
             self._optimizer.param_dict = dict(enumerate(self._params))

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..autograd import is_recording
 from ..base import InvalidArgumentError, MXNetError
 from ..ndarray.ndarray import NDArray
 from ._download import check_sha1, download, replace_file
@@ -32,7 +33,9 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
     num_slice : int
     batch_axis : int
     even_split : bool
-        Require the size to divide evenly; otherwise the last slice is shorter.
+        Require the size to divide evenly (else ValueError, an ``InvalidArgumentError``);
+        with False the first ``size % num_slice`` slices are one longer, as
+        ``numpy.array_split`` and MXNet 1.9.1 split.
 
     Outputs: a list of NDArrays.
 
@@ -49,34 +52,67 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
             f"axis {batch_axis}. Use a batch size that's multiple of {num_slice} or set "
             f"even_split=False to allow uneven partitioning of data."
         )
-    if size < num_slice:
-        raise InvalidArgumentError(
-            f"Too many slices for data with shape {data.shape}. Arguments are num_slice="
-            f"{num_slice} and batch_axis={batch_axis}."
-        )
-    step = size // num_slice
     if num_slice == 1:
         return [data]
+    # MXNet 1.9.1 (as numpy.array_split): the first ``size % num_slice`` slices take one
+    # extra row; with more slices than rows the last ones are empty
+    each, extra = divmod(size, num_slice)
+    bounds = np.cumsum([0] + [each + 1] * extra + [each] * (num_slice - extra))
     out = []
     for i in range(num_slice):
-        begin = i * step
-        end = (i + 1) * step if i < num_slice - 1 else size
         idx = [slice(None)] * data.ndim
-        idx[batch_axis] = slice(begin, end)
+        idx[batch_axis] = slice(int(bounds[i]), int(bounds[i + 1]))
         out.append(data[tuple(idx)])
     return out
 
 
 def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
-    """Split ``data`` and put slice i on ``ctx_list[i]``."""
+    """Split ``data`` into ``len(ctx_list)`` slices along ``batch_axis`` and put slice i
+    on ``ctx_list[i]`` (as :func:`split_data` splits).
+
+    Parameters
+    ----------
+    data : NDArray or array-like
+    ctx_list : list of Context
+    batch_axis : int
+    even_split : bool
+
+    Returns
+    -------
+    list of NDArray
+        One per context, even if ``ctx_list`` has one context.
+
+    On several distinct devices an even split is ONE transfer of the batch, sharded
+    over the devices (outside ``autograd.record``, where the slices are recorded).
+    """
     if not isinstance(data, NDArray):
         from ..ndarray import array
 
         data = array(data, ctx=ctx_list[0])
     if len(ctx_list) == 1:
         return [data.as_in_context(ctx_list[0])]
+    if not is_recording():
+        parts = _shard_over_devices(data, ctx_list, batch_axis)
+        if parts is not None:
+            return parts
     slices = split_data(data, len(ctx_list), batch_axis, even_split)
     return [s.as_in_context(c) for s, c in zip(slices, ctx_list)]
+
+
+def _shard_over_devices(data, ctx_list, batch_axis):
+    """The slices of ``data`` (an NDArray) on the distinct devices of ``ctx_list`` from
+    one sharded transfer, or None (logical contexts, an uneven split, sparse data)."""
+    from ._mesh import batch_sharding, mesh_devices, mesh_of
+
+    devices = mesh_devices(ctx_list)
+    raw = data._data
+    if devices is None or not isinstance(raw, jax.Array) or data.stype != "default":
+        return None
+    if raw.ndim <= batch_axis or raw.shape[batch_axis] % len(devices):
+        return None
+    whole = jax.device_put(raw, batch_sharding(mesh_of(devices), raw.ndim, batch_axis))
+    on = {s.device: s.data for s in whole.addressable_shards}
+    return [NDArray(on[d]) for d in devices]
 
 
 @jax.jit

@@ -21,11 +21,13 @@ def cross_device_mean_var(mean, var, ndev, key):
 
     Scale-out hook: a SyncBatchNorm layer whose batch is split over ``ndev``
     devices must normalize with the mean (and variance about that mean) of the
-    whole batch; ``key`` names the layer, the same on every device. Today a
-    model runs on one device (``ndev`` is 1, or its copies run one by one), so
-    the local statistics are returned unchanged and SyncBatchNorm equals
-    BatchNorm. Multi-device execution will replace this function with a
-    ``jax.lax.pmean`` of ``mean`` and ``var + mean**2`` over the device axis.
+    whole batch; ``key`` names the layer, the same on every device. Within one
+    process the step over several devices (``Trainer.compile_step``, see
+    ``gluon._mesh``) sees the whole batch as ONE array sharded over the devices, so
+    the statistics computed here already are the whole batch's (XLA reduces across
+    the devices) and are returned unchanged. A program written per device
+    (``shard_map``) would replace this with a ``jax.lax.pmean`` of ``mean`` and
+    ``var + mean**2`` over the device axis.
     """
     return mean, var
 

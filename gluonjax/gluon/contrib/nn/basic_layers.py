@@ -153,9 +153,13 @@ class SyncBatchNorm(BatchNorm):
     """Batch normalization whose statistics cover the whole batch across devices.
 
     On one device it equals ``nn.BatchNorm(axis=1)``. With the batch split over
-    ``num_devices`` devices, MXNet averages the batch statistics across them;
-    gluonjax's multi-device statistics live in one hook,
-    :func:`gluonjax._ops.defs.norm_contrib.cross_device_mean_var`.
+    ``num_devices`` devices, MXNet averages the batch statistics across them. In
+    gluonjax the whole batch's statistics come from a step that sees the whole batch
+    as one array over the devices: ``Trainer.compile_step`` (one program over the
+    parameters' devices, given the whole batch or ``split_and_load``'s shards),
+    hybridized or not. A loop that calls the layer on each device's shard in turn
+    normalizes each shard with its own statistics (gluonjax runs the calls one after
+    another; MXNet's engine makes them wait for each other): it warns once.
 
     Parameters
     ----------
@@ -219,6 +223,38 @@ class SyncBatchNorm(BatchNorm):
             "ndev": num_devices,
             "key": self.prefix,
         }
+        self._warned_shard = False
+
+    def _warn_if_one_shard(self, x):
+        """Warn (once) when training eagerly on one device's shard of a batch split over
+        several devices: the statistics are then that shard's, not the whole batch's."""
+        import jax
+
+        from ....autograd import is_training
+        from ....ndarray.ndarray import NDArray
+        from ..._mesh import mesh_devices
+
+        if not isinstance(x, NDArray) or isinstance(x._data, jax.core.Tracer) or not is_training():
+            return
+        if self.gamma._data is None or mesh_devices(self.gamma.list_ctx()) is None:
+            return
+        if len(x._data.devices()) != 1:
+            return
+        self._warned_shard = True
+        warnings.warn(
+            f"SyncBatchNorm '{self.prefix}' runs on one device's shard of the batch: in a loop "
+            f"over the devices gluonjax runs the calls one after another, so each normalizes "
+            f"with its own shard's statistics (MXNet's engine makes the calls wait for each "
+            f"other). For the whole batch's statistics over several devices, train with "
+            f"trainer.compile_step(net, loss)(shards, labels): one program over the devices.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+    def __call__(self, *args, **kwargs):
+        if not self._warned_shard and args and self._kwargs["ndev"] > 1:
+            self._warn_if_one_shard(args[0])
+        return super().__call__(*args, **kwargs)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
         return F.contrib.SyncBatchNorm(
