@@ -101,9 +101,7 @@ np.save("mx_reads_gj.npy", back(x).asnumpy())
     net.save(str(tmp_path / "from_gj"))
     run_mxnet(script, cwd=tmp_path)
     # atol: an output near zero differs in its last bits with the summation order
-    np.testing.assert_allclose(
-        np.load(tmp_path / "mx_reads_gj.npy"), gj_out, rtol=1e-5, atol=1e-6
-    )
+    np.testing.assert_allclose(np.load(tmp_path / "mx_reads_gj.npy"), gj_out, rtol=1e-5, atol=1e-6)
     mine = create_net()
     mine.load(str(tmp_path / "from_mx"))
     np.testing.assert_allclose(
