@@ -120,8 +120,13 @@ def _init_params(kind, rs):
 
 
 def pure_forward(kind, layout="NCHW"):
-    """``f(params, stats, x) -> (logits, new_stats)`` in pure JAX (``x`` in NCHW; with
-    ``layout='NHWC'`` the conv net transposes once and computes in NHWC inside)."""
+    """``f(params, stats, x) -> (logits, new_stats)`` in pure JAX (``x`` in NCHW).
+
+    ``layout``: ``'NCHW'`` computes in MXNet's layout; ``'NHWC'`` transposes the input once
+    and computes in NHWC inside; ``'NCHW-T'`` keeps NCHW between layers but runs each
+    convolution in NHWC with an HWIO kernel, transposing around it (what a Convolution op
+    lowered that way gives; XLA may cancel the transposes of consecutive layers).
+    """
     import jax
     import jax.numpy as jnp
 
@@ -132,6 +137,15 @@ def pure_forward(kind, layout="NCHW"):
         return jax.lax.dot_general(x, wb[0], (((1,), (1,)), ((), ()))) + wb[1]
 
     def conv(x, w, stride=1, pad=0):
+        if layout == "NCHW-T":
+            y = jax.lax.conv_general_dilated(
+                jnp.transpose(x, (0, 2, 3, 1)),
+                jnp.transpose(w, (2, 3, 1, 0)),
+                (stride, stride),
+                [(pad, pad)] * 2,
+                dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            )
+            return jnp.transpose(y, (0, 3, 1, 2))
         return jax.lax.conv_general_dilated(
             x, w, (stride, stride), [(pad, pad)] * 2, dimension_numbers=dn
         )

@@ -67,7 +67,7 @@ def _child(which):
         elif which == "layouts":
             import gluonjax as mx
 
-            for layout in ("NCHW", "NHWC"):
+            for layout in ("NCHW", "NHWC", "NCHW-T"):
                 fns[layout] = (
                     w.pure_step(kind, layout) if what == "train" else w.pure_infer(kind, layout)
                 )
@@ -121,6 +121,7 @@ def run(n=None):
         base = ref[key]["torch"] if ref else None
         lines = [("pure JAX NCHW", res["layouts"][key]["NCHW"])]
         lines.append(("pure JAX NHWC inside", res["layouts"][key]["NHWC"]))
+        lines.append(("pure JAX NCHW, NHWC convs", res["layouts"][key]["NCHW-T"]))
         lines += [(f"pure JAX NCHW, {lab}", res[lab][key]["NCHW"]) for lab, _ in FLAGS[1:]]
         lines.append(("gluonjax hybridized", res["layouts"][key]["gluonjax"]))
         if ref:

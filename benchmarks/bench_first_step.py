@@ -1,19 +1,26 @@
 """Time to the first training step and to the steady state, and XLA compiles on the way.
 
-Each row runs in a fresh process (so nothing is compiled yet), for the MLP and the LeNet of
-``bench_train`` with SGD at batch 64: gluonjax's three-line loop hybridized and eager, and a
-hand-written pure JAX + optax step. "cold" has no persistent compilation cache; "second run"
-is a second process with the cache the first one filled (``GLUONJAX_CACHE_DIR``; pure JAX
-gets the same jax cache settings), which is what re-running a script or notebook costs.
+Each row runs in a fresh process (so nothing is compiled yet), for the workloads of
+``_workloads`` (MLP and LeNet at batch 64, the CIFAR ResNet-18 of the model zoo,
+``resnet18_v1(classes=10, thumbnail=True)``, at batch 32), SGD: gluonjax's three-line loop
+hybridized and eager, a hand-written pure JAX + optax step, and in the same run MXNet 1.9.1
+(``hybridize(static_alloc=True, static_shape=True)``, its own interpreter) and PyTorch eager.
+"cold" has no persistent compilation cache; "second run" is a second process with the cache
+the first one filled (``GLUONJAX_CACHE_DIR``; pure JAX gets the same jax cache settings),
+which is what re-running a script or notebook costs. Libraries are imported before the
+clock starts.
 
 - first step: from building the model to the end of step 0 (trace, compile, run);
 - steady: from building the model to the end of the first step that runs within 1.5x of
-  the steady per-step time (the median of steps 20-29);
-- compiles: jax ``backend_compile`` events in the loop until then (a cache hit compiles
-  nothing); "setup" counts those before the loop (parameters, optimizer states, inputs).
+  the steady per-step time (the median of the last third of the steps);
+- compiles: XLA programs compiled in the loop until then; "cached": programs loaded from the
+  persistent cache instead (jax reports both as ``backend_compile``; a load is a
+  ``cache_hits`` event too); "setup": compiles before the loop (parameters, optimizer
+  states, inputs).
 
-Targets (issue "Fast from the first step"): hybridized, at most 3 compiles to the steady
-state, and time to the steady state at most 1.3x pure JAX's.
+Targets (issue "Fast from the first step"): hybridized, at most 3 programs (compiled or
+loaded) to the steady state, and time to the steady state at most 1.3x pure JAX's.
+Timings on a shared 2-core machine are noisy; compare ratios within one run.
 """
 
 from __future__ import annotations
@@ -33,14 +40,14 @@ MXNET_PY = Path(
 )
 
 # steps per process; the steady per-step time is the median of the last third
-STEPS = {"mlp": 30, "lenet": 30, "resnet18": 8}
+STEPS = {"mlp": 30, "lenet": 30, "resnet18": 6}
 JAX_MODES = ("pure", "hybrid", "eager")
 
 
 def _child(kind, mode):
     import numpy as np
 
-    compiles = []
+    compiles, hits = [], []
     if mode in JAX_MODES:
         from jax._src import monitoring
 
@@ -48,6 +55,10 @@ def _child(kind, mode):
             lambda e, d, **kw: (
                 compiles.append(d) if e == "/jax/core/compile/backend_compile_duration" else None
             )
+        )
+        # a persistent-cache hit also reports a backend_compile (the load): told apart here
+        monitoring.register_event_listener(
+            lambda e, **kw: hits.append(1) if e == "/jax/compilation_cache/cache_hits" else None
         )
         cache = os.environ.get("BENCH_JAX_CACHE")
         if cache:  # the persistent cache as gluonjax configures it, for every contender
@@ -77,13 +88,13 @@ def _child(kind, mode):
         step = w.torch_step(kind)
     else:
         step = w.gluon_step(mx, kind, hybridize=mode != "eager", static_alloc=mode == "mxnet")
-    setup = len(compiles)
+    setup = len(compiles) - len(hits)
     times, marks = [], []
     for _ in range(STEPS[kind]):
         t = time.perf_counter()
         step()
         times.append(time.perf_counter() - t)
-        marks.append((time.perf_counter() - start, len(compiles)))
+        marks.append((time.perf_counter() - start, len(compiles) - len(hits), len(hits)))
     steady = float(np.median(times[2 * len(times) // 3 :]))
     k = next(i for i, t in enumerate(times) if t <= 1.5 * steady)
     print(
@@ -93,6 +104,7 @@ def _child(kind, mode):
                 "steady_at": marks[k][0],
                 "setup": setup,
                 "compiles": marks[k][1] - setup,
+                "cached": marks[k][2],
                 "step": steady,
                 "jax": mode in JAX_MODES,
             }
@@ -133,9 +145,10 @@ def run(n=None):
         "MLP and LeNet batch 64,\n   CIFAR ResNet-18 batch 32); ratio = time to the steady "
         "state / pure JAX's in the same run;\n   targets: hybridized <= 3 compiles and "
         "steady <= 1.3x pure JAX. MXNet 1.9.1: hybridize(static_alloc=True,\n   "
-        "static_shape=True), its own interpreter; PyTorch: eager. Compiles: jax backend_compile"
+        "static_shape=True), its own interpreter; PyTorch: eager. (noisy on a shared machine)"
     )
-    head = f"{'row':<36}{'first step':>12}{'steady at':>12}{'compiles':>10}{'setup':>7}{'step':>12}"
+    head = f"{'row':<34}{'first step':>11}{'steady at':>11}{'compiles':>9}{'cached':>7}"
+    head += f"{'setup':>6}{'step':>11}"
     print(head + f"{'ratio (steady)':>16}  status")
     others = [m for m, ok in (("mxnet", MXNET_PY.exists()), ("torch", _have_torch())) if ok]
     for kind in ("mlp", "lenet", "resnet18"):
@@ -155,13 +168,15 @@ def run(n=None):
                 ratio = r["steady_at"] / base
                 status = ""
                 if mode == "hybrid":
-                    ok = r["compiles"] <= 3 and ratio <= 1.3
+                    ok = r["compiles"] + r["cached"] <= 3 and ratio <= 1.3
                     status = "meets" if ok else "MISSES"
                 name = f"{kind} {label}: {mode}"
-                cc = f"{r['compiles']:>10d}{r['setup']:>7d}" if r["jax"] else f"{'-':>10}{'-':>7}"
+                cc = f"{'-':>9}{'-':>7}{'-':>6}"
+                if r["jax"]:
+                    cc = f"{r['compiles']:>9d}{r['cached']:>7d}{r['setup']:>6d}"
                 print(
-                    f"{name:<36}{r['first'] * 1e3:>10.0f}ms{r['steady_at'] * 1e3:>10.0f}ms{cc}"
-                    f"{r['step'] * 1e3:>10.2f}ms{ratio:>15.2f}x  {status}"
+                    f"{name:<34}{r['first'] * 1e3:>9.0f}ms{r['steady_at'] * 1e3:>9.0f}ms{cc}"
+                    f"{r['step'] * 1e3:>9.2f}ms{ratio:>15.2f}x  {status}"
                 )
 
 
