@@ -12,6 +12,35 @@ ResNet-18 train step (batch 32) and ResNet-18 inference at batch 1 (see ``_workl
 - gluonjax hybridized (what users run), and PyTorch eager (oneDNN) as the target.
 
 Target: gluonjax's rows at least as fast as PyTorch's (ratio <= 1.0).
+
+Findings (jax/jaxlib 0.10.2, x86 CPU, 2 cores; the compiled programs' HLO counted with
+``jax.jit(f).lower(...).compile().as_text()``):
+
+- Layout. XLA:CPU's layout assignment already gives every convolution an NHWC physical
+  layout whatever the logical one: the compiled ResNet-18 inference program is the same for
+  NCHW, NHWC inside, and NCHW with NHWC convolutions (61 YNNPACK conv fusions, 42
+  transposes/copies each). In the train step, NHWC inside cuts transposes/copies from 593
+  to 171 (ResNet-18; LeNet 33 to 22), but transposing around each convolution (what an op
+  lowering could do without a graph-wide layout pass) does not: 628, XLA does not cancel
+  the transposes of consecutive layers through BatchNorm, pooling and the residual adds.
+  Measured, NHWC inside is within about 10% of NCHW on every row (the noise of a shared
+  machine), so gluonjax keeps MXNet's NCHW lowering; a graph-wide NHWC pass is not worth
+  its complexity on this evidence.
+- Flags. This jaxlib has ``--xla_cpu_use_onednn``, ``--xla_cpu_experimental_onednn_custom_call``,
+  ``--xla_cpu_use_xnnpack`` (default on), ``--xla_cpu_experimental_{xnn,ynn,onednn}_fusion_type``,
+  ``--xla_cpu_experimental_xnn_graph_fusion_mode``, ``--xla_cpu_enable_fast_math``,
+  ``--xla_cpu_opt_preset`` and ``--xla_cpu_multi_thread_eigen``; ``--xla_cpu_use_thunk_runtime``
+  is deprecated (the thunk runtime is the only one). Forward convolutions already run as
+  YNNPACK fusions by default (turning them off slows the ResNet-18 step); oneDNN is slower
+  on every row; XNNPACK graph fusion does not help; fast math changes results (NaN/inf
+  handling), so it is not a default for a library that follows MXNet's numerics.
+- Kernels. 53 of the 59 convolutions of the ResNet-18 train step (forward and both
+  gradients) compile to YNNPACK fusions; the other 6 are the input gradients of the
+  stride-2 convolutions (input-dilated, run by XLA's own emitter), timed alone at about the
+  cost of the forward convolution, so not the bottleneck. The gap to PyTorch on the
+  ResNet-18 step is the convolution kernels themselves (about 40-50 GFLOP/s here for
+  XLA:CPU against about twice that for PyTorch's oneDNN in the issue's measurement), which
+  no flag or layout of this jaxlib changes.
 """
 
 from __future__ import annotations
