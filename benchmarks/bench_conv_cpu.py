@@ -1,9 +1,10 @@
 """Convolutions on CPU (issue "Fast from the first step", section 2): where the time of the
 conv nets goes, and what XLA:CPU can do about it.
 
-Rows, per-step milliseconds (the minimum over interleaved rounds, so a burst of load on the
-machine hits every contender alike), for the LeNet train step (batch 64), the CIFAR
-ResNet-18 train step (batch 32) and ResNet-18 inference at batch 1 (see ``_workloads``):
+Rows, per-step milliseconds of wall time and of CPU time (each the minimum over interleaved
+rounds, so a burst of load on the machine hits every contender alike), for the LeNet train
+step (batch 64), the CIFAR ResNet-18 train step (batch 32) and ResNet-18 inference at batch 1
+(see ``_workloads``):
 
 - pure JAX with MXNet's NCHW layout, and the same net computing in NHWC inside (one
   transpose at the input; the parameters keep MXNet's OIHW layout);
@@ -13,34 +14,40 @@ ResNet-18 train step (batch 32) and ResNet-18 inference at batch 1 (see ``_workl
 
 Target: gluonjax's rows at least as fast as PyTorch's (ratio <= 1.0).
 
-Findings (jax/jaxlib 0.10.2, x86 CPU, 2 cores; the compiled programs' HLO counted with
-``jax.jit(f).lower(...).compile().as_text()``):
+Findings (jax/jaxlib 0.10.2, x86 CPU, 2 cores shared with other jobs; the compiled
+programs' HLO counted with ``jax.jit(f).lower(...).compile().as_text()``; "CPU" below is
+process CPU time pinned to one core with ``taskset``, which moved by under 2% between
+repeats while wall times on the loaded machine moved by 2x):
 
 - Layout. XLA:CPU's layout assignment already gives every convolution an NHWC physical
   layout whatever the logical one: the compiled ResNet-18 inference program is the same for
-  NCHW, NHWC inside, and NCHW with NHWC convolutions (61 YNNPACK conv fusions, 42
-  transposes/copies each). In the train step, NHWC inside cuts transposes/copies from 593
-  to 171 (ResNet-18; LeNet 33 to 22), but transposing around each convolution (what an op
-  lowering could do without a graph-wide layout pass) does not: 628, XLA does not cancel
-  the transposes of consecutive layers through BatchNorm, pooling and the residual adds.
-  Measured, NHWC inside is within about 10% of NCHW on every row (the noise of a shared
-  machine), so gluonjax keeps MXNet's NCHW lowering; a graph-wide NHWC pass is not worth
-  its complexity on this evidence.
+  NCHW, NHWC inside, and NCHW with NHWC convolutions (all 20 convolutions YNNPACK fusions,
+  42 transposes/copies each). In the train step, NHWC inside cuts transposes/copies from
+  593 to 171 (LeNet 33 to 22) and CPU time by about 12% (ResNet-18 782 against 890 ms);
+  transposing around each convolution (what an op lowering can do without a graph-wide
+  layout pass) does not: 628, XLA does not cancel the transposes of consecutive layers
+  through BatchNorm, pooling and the residual adds. A graph-wide NHWC pass could win
+  those 12% on training; it is not in gluonjax (MXNet's NCHW lowering is kept).
 - Flags. This jaxlib has ``--xla_cpu_use_onednn``, ``--xla_cpu_experimental_onednn_custom_call``,
   ``--xla_cpu_use_xnnpack`` (default on), ``--xla_cpu_experimental_{xnn,ynn,onednn}_fusion_type``,
   ``--xla_cpu_experimental_xnn_graph_fusion_mode``, ``--xla_cpu_enable_fast_math``,
   ``--xla_cpu_opt_preset`` and ``--xla_cpu_multi_thread_eigen``; ``--xla_cpu_use_thunk_runtime``
-  is deprecated (the thunk runtime is the only one). Forward convolutions already run as
-  YNNPACK fusions by default (turning them off slows the ResNet-18 step); oneDNN is slower
-  on every row; XNNPACK graph fusion does not help; fast math changes results (NaN/inf
-  handling), so it is not a default for a library that follows MXNet's numerics.
+  is deprecated (the thunk runtime is the only one). Convolutions compile to YNNPACK
+  fusions by default; ``--xla_cpu_experimental_ynn_fusion_type=`` (empty) sends them to
+  Eigen instead, which costs 3-12% less CPU (ResNet-18 inference 31 against 33 ms, LeNet
+  step 5.1 against 5.8 ms, ResNet-18 step 870 against 895 ms). oneDNN and XNNPACK graph
+  fusion did not win a row; fast math changes results (NaN/inf handling). No flag is set
+  by default: the gains are small beside the gap to PyTorch, XLA_FLAGS only acts before
+  jax starts, and an unknown flag aborts the process in another jaxlib version.
 - Kernels. 53 of the 59 convolutions of the ResNet-18 train step (forward and both
   gradients) compile to YNNPACK fusions; the other 6 are the input gradients of the
-  stride-2 convolutions (input-dilated, run by XLA's own emitter), timed alone at about the
-  cost of the forward convolution, so not the bottleneck. The gap to PyTorch on the
-  ResNet-18 step is the convolution kernels themselves (about 40-50 GFLOP/s here for
-  XLA:CPU against about twice that for PyTorch's oneDNN in the issue's measurement), which
-  no flag or layout of this jaxlib changes.
+  stride-2 convolutions (input-dilated, XLA's own emitter), timed alone at about the cost
+  of the forward convolution. On one core PyTorch (1 thread, oneDNN) needs 558 ms for the
+  ResNet-18 step (pure JAX 890, gluonjax 888), 11.8 ms for ResNet-18 inference (pure JAX
+  33, gluonjax 39: its program has 80 transposes/copies against pure JAX's 42, the extra
+  ones copying the OIHW weights into the convolutions' layout on every call) and 2.8 ms
+  for the LeNet step (5.8): the gap is the convolution kernels themselves, which no
+  layout or flag of this jaxlib closes.
 """
 
 from __future__ import annotations
@@ -68,18 +75,21 @@ CALLS = {("lenet", "train"): 10, ("resnet18", "train"): 1, ("resnet18", "infer")
 
 
 def _time(fns, kind, what):
-    """Minimum over interleaved rounds of the per-call time of each ``fns[name]``."""
+    """Per-call ``(wall, cpu)`` seconds of each ``fns[name]``: the minimum over interleaved
+    rounds. CPU time (this process, all its threads) is what the step costs the machine;
+    it moves much less than wall time when other processes load the cores."""
     for f in fns.values():  # compile and warm up
         f()
         f()
-    best = dict.fromkeys(fns, float("inf"))
+    best = {k: [float("inf"), float("inf")] for k in fns}
     n = CALLS[(kind, what)]
     for _ in range(ROUNDS[kind]):
         for k, f in fns.items():
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for _ in range(n):
                 f()
-            best[k] = min(best[k], (time.perf_counter() - t) / n)
+            best[k][0] = min(best[k][0], (time.perf_counter() - t) / n)
+            best[k][1] = min(best[k][1], (time.process_time() - c) / n)
     return best
 
 
@@ -145,7 +155,7 @@ def run(n=None):
     res = {"layouts": _measure("layouts")}
     for label, flags in FLAGS[1:]:
         res[label] = _measure("flags", flags)
-    print(f"{'row':<52}{'ms':>10}{'vs torch':>10}  status")
+    print(f"{'row':<52}{'wall ms':>10}{'vs torch':>10}{'CPU ms':>10}{'vs torch':>10}  status")
     for key in res["layouts"]:
         base = ref[key]["torch"] if ref else None
         lines = [("pure JAX NCHW", res["layouts"][key]["NCHW"])]
@@ -155,12 +165,17 @@ def run(n=None):
         lines.append(("gluonjax hybridized", res["layouts"][key]["gluonjax"]))
         if ref:
             lines.append(("PyTorch eager", base))
-        for name, t in lines:
-            ratio = f"{t / base:>9.2f}x" if base else f"{'-':>10}"
+        for name, (t, c) in lines:
+            ratios = [f"{'-':>10}"] * 2
+            if base:
+                ratios = [f"{t / base[0]:>9.2f}x", f"{c / base[1]:>9.2f}x"]
             status = ""
             if name.startswith("gluonjax") and base:
-                status = "meets" if t <= base else "MISSES"
-            print(f"{key + ': ' + name:<52}{t * 1e3:>10.2f}{ratio}  {status}")
+                status = "meets" if t <= base[0] else "MISSES"
+            print(
+                f"{key + ': ' + name:<52}{t * 1e3:>10.2f}{ratios[0]}{c * 1e3:>10.2f}{ratios[1]}"
+                f"  {status}"
+            )
 
 
 if __name__ == "__main__":
