@@ -14,6 +14,9 @@ step (batch 64), the CIFAR ResNet-18 train step (batch 32) and ResNet-18 inferen
 
 Target: gluonjax's rows at least as fast as PyTorch's (ratio <= 1.0).
 
+``BENCH_ONE_CORE=1`` pins every process to one core (and PyTorch to one thread): the rows
+then compare the kernels, and hardly move when other jobs load the machine.
+
 Findings (jax/jaxlib 0.10.2, x86 CPU, 2 cores shared with other jobs; the compiled
 programs' HLO counted with ``jax.jit(f).lower(...).compile().as_text()``; "CPU" below is
 process CPU time pinned to one core with ``taskset``, which moved by under 2% between
@@ -94,6 +97,12 @@ def _time(fns, kind, what):
 
 
 def _child(which):
+    if os.environ.get("BENCH_ONE_CORE"):  # before jax or torch size their thread pools
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+        if which == "torch":
+            import torch
+
+            torch.set_num_threads(1)
     from . import _workloads as w
 
     out = {}
@@ -143,8 +152,9 @@ def _measure(which, flags=""):
 
 def run(n=None):
     print(
-        "\n== conv nets on CPU: per-step ms (min of interleaved rounds); ratio vs PyTorch "
-        "eager in the same run;\n   target: gluonjax <= 1.0x PyTorch"
+        "\n== conv nets on CPU: per-step wall and CPU ms (min of interleaved rounds); ratio vs "
+        "PyTorch eager in the same run;\n   target: gluonjax <= 1.0x PyTorch"
+        + ("; every process pinned to one core" if os.environ.get("BENCH_ONE_CORE") else "")
     )
     try:
         import torch  # noqa: F401
