@@ -37,11 +37,12 @@ repeats while wall times on the loaded machine moved by 2x):
   ``--xla_cpu_opt_preset`` and ``--xla_cpu_multi_thread_eigen``; ``--xla_cpu_use_thunk_runtime``
   is deprecated (the thunk runtime is the only one). Convolutions compile to YNNPACK
   fusions by default; ``--xla_cpu_experimental_ynn_fusion_type=`` (empty) sends them to
-  Eigen instead, which costs 3-12% less CPU (ResNet-18 inference 31 against 33 ms, LeNet
-  step 5.1 against 5.8 ms, ResNet-18 step 870 against 895 ms). oneDNN and XNNPACK graph
-  fusion did not win a row; fast math changes results (NaN/inf handling). No flag is set
-  by default: the gains are small beside the gap to PyTorch, XLA_FLAGS only acts before
-  jax starts, and an unknown flag aborts the process in another jaxlib version.
+  Eigen instead. Each flag needs its own process, so its rows compare across time: on
+  this shared machine no flag won consistently (YNNPACK off cost 3-12% less CPU in two
+  alternating one-core runs, and twice as much on ResNet-18 inference in a third; oneDNN,
+  XNNPACK graph fusion and fast math lost or tied most rows; fast math also changes
+  results). No flag is set by default: none wins reliably, XLA_FLAGS only acts before jax
+  starts, and an unknown flag aborts the process in another jaxlib version.
 - Kernels. 53 of the 59 convolutions of the ResNet-18 train step (forward and both
   gradients) compile to YNNPACK fusions; the other 6 are the input gradients of the
   stride-2 convolutions (input-dilated, XLA's own emitter), timed alone at about the cost
