@@ -14,6 +14,7 @@ ROWS = [
     "bench_hybrid",
     "bench_train",
     "bench_first_step",
+    "bench_conv_cpu",
     "bench_deploy",
     "bench_sparse",
     "bench_detect",

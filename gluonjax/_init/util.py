@@ -23,21 +23,29 @@ def _check_array(arr):
 
 
 def _assign(arr, value):
-    """Fill ``arr`` in place with ``value`` (scalar or array, broadcast to arr's shape)."""
+    """Fill ``arr`` in place with ``value`` (scalar or array, broadcast to arr's shape).
+
+    A host value (scalar, list, numpy) is shaped on the host and sent with
+    ``jax.device_put``: initializing a model compiles no XLA program.
+    """
     _check_array(arr)
     if isinstance(value, NDArray):
         value = value._data
-    v = jnp.asarray(value, dtype=arr.dtype)
+    on_host = not isinstance(value, jax.Array)
+    v = np.asarray(value, dtype=arr.dtype) if on_host else jnp.asarray(value, dtype=arr.dtype)
     if v.shape != arr.shape:
         try:
-            v = jnp.broadcast_to(v, arr.shape)
+            v = np.broadcast_to(v, arr.shape) if on_host else jnp.broadcast_to(v, arr.shape)
         except ValueError:
             raise InitializerError(
                 f"cannot fill an array of shape {arr.shape} with a value of shape {v.shape}"
             ) from None
-    old = getattr(arr._data, "devices", None)
-    if old is not None and v.devices() != old():
-        v = jax.device_put(v, arr._data.sharding)
+    old = arr._data.sharding if isinstance(arr._data, jax.Array) else None
+    if on_host:  # a fresh C-contiguous copy: the device array never aliases caller memory
+        where = old if old is not None and arr._data.committed else None
+        v = jax.device_put(np.array(v, order="C"), where)
+    elif old is not None and v.devices() != arr._data.devices():
+        v = jax.device_put(v, old)
     arr._data, arr._node = v, None
 
 

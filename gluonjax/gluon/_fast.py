@@ -19,6 +19,7 @@ from __future__ import annotations
 import operator
 
 import jax
+import numpy as np
 
 from ..ndarray.ndarray import NDArray
 from ._param_array import VERSION, ParamArray
@@ -123,7 +124,7 @@ class FastCall:
         # arrays that are not ParamArrays do not report writes: re-read them every call
         self.tracked = all(type(d) is ParamArray for d in self.datas)
         if not _ARRAY_TYPE:
-            _ARRAY_TYPE.append(type(jax.numpy.zeros((), "float32")))
+            _ARRAY_TYPE.append(type(jax.device_put(np.float32(0))))  # compiles nothing
         self.array_type = _ARRAY_TYPE[0]
 
     def refresh(self):

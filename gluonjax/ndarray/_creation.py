@@ -14,12 +14,16 @@ __all__ = ["array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace
 
 
 def _place(x, ctx):
-    """Put ``x`` on ``ctx``; the default CPU needs no explicit device_put."""
+    """Put ``x`` on ``ctx``.
+
+    Host data goes over with ``jax.device_put``, which compiles nothing (``jnp.asarray``
+    of a numpy array compiles one XLA program per shape and dtype).
+    """
     ctx = ctx if ctx is not None else current_context()
     if not isinstance(ctx, Context):
         ctx = Context(ctx)
     if ctx.device_type != "gpu" and ctx.device_id == 0:
-        return jnp.asarray(x)
+        return jax.device_put(x) if isinstance(x, (np.ndarray, np.generic)) else jnp.asarray(x)
     return jax.device_put(x, ctx.jax_device)
 
 

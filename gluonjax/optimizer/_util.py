@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -41,6 +42,22 @@ def f32_one_minus_power(b, t):
     return 1.0 - jnp.power(jnp.float32(b), jnp.asarray(t, jnp.float32))
 
 
+def full_like(weight, value=0.0, shape=None):
+    """An array of ``value`` with ``weight``'s dtype and device (``shape`` default: its shape).
+
+    A concrete weight gets the array from the host with ``jax.device_put``, which compiles
+    nothing (``jnp.zeros_like`` compiles one XLA program per shape); a traced one gets
+    ``jnp.full``.
+    """
+    shape = weight.shape if shape is None else shape
+    if isinstance(weight, jax.core.Tracer) or not isinstance(weight, jax.Array):
+        return jnp.full(shape, value, weight.dtype)
+    # placed as jnp.zeros_like would: committed to the weight's device only if the weight is
+    # (a committed state beside uncommitted weights changes the compiled step's signature)
+    where = weight.sharding if weight.committed else None
+    return jax.device_put(np.full(shape, value, weight.dtype), where)
+
+
 def zeros_state(weight, n):
-    """``n`` zero arrays shaped like ``weight``."""
-    return tuple(jnp.zeros_like(weight) for _ in range(n))
+    """``n`` zero arrays shaped like ``weight`` (separate buffers, on its device)."""
+    return tuple(full_like(weight) for _ in range(n))

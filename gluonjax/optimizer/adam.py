@@ -11,7 +11,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
-from ._util import f32_one_minus, f32_one_minus_power, one_minus_power, power, zeros_state
+from ._util import (
+    f32_one_minus,
+    f32_one_minus_power,
+    full_like,
+    one_minus_power,
+    power,
+    zeros_state,
+)
 from .optimizer import Optimizer, clip, register
 
 __all__ = ["Adam", "AdamW", "Adamax", "Nadam", "LAMB"]
@@ -178,7 +185,7 @@ class Nadam(Optimizer):
         self.m_schedule = 1.0
 
     def create_state(self, index, weight):
-        return zeros_state(weight, 2) + (jnp.ones((), weight.dtype),)
+        return zeros_state(weight, 2) + (full_like(weight, 1.0, ()),)
 
     def step(self, weight, grad, state, lr, wd, t, key):
         g = clip(grad + wd * weight, self._clip_gradient)

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import MXNetError
-from ._util import zeros_state
+from ._util import full_like, zeros_state
 from .optimizer import Optimizer, clip, register
 
 __all__ = ["Signum", "LARS", "SGLD", "DCASGD", "Test"]
@@ -161,7 +161,7 @@ class DCASGD(Optimizer):
 
     def create_state(self, index, weight):
         prev = jnp.array(weight, copy=True)
-        return ((jnp.zeros_like(weight),) if self.momentum != 0.0 else ()) + (prev,)
+        return ((full_like(weight),) if self.momentum != 0.0 else ()) + (prev,)
 
     def step(self, weight, grad, state, lr, wd, t, key):
         prev = state[-1]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-
+from ._util import full_like
 from .optimizer import Optimizer, register
 
 __all__ = ["SGD", "NAG"]
@@ -34,7 +33,7 @@ class SGD(Optimizer):
         self.lazy_update = lazy_update
 
     def create_state(self, index, weight):
-        return (jnp.zeros_like(weight),) if self.momentum != 0.0 else ()
+        return (full_like(weight),) if self.momentum != 0.0 else ()
 
     def step(self, weight, grad, state, lr, wd, t, key):
         g = grad + wd * weight
@@ -68,7 +67,7 @@ class NAG(Optimizer):
         self.momentum = momentum
 
     def create_state(self, index, weight):
-        return (jnp.zeros_like(weight),) if self.momentum != 0.0 else ()
+        return (full_like(weight),) if self.momentum != 0.0 else ()
 
     def step(self, weight, grad, state, lr, wd, t, key):
         g = grad + wd * weight
