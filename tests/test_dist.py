@@ -7,6 +7,7 @@ its half of a fixed batch; the expected parameters are computed here with NumPy
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -103,7 +104,12 @@ def test_failed_worker_stops_the_job(tmp_path, mode, code):
     proc, took = _launch(mode, tmp_path, timeout=60)
     assert proc.returncode == code, proc.stdout[-4000:]
     assert "[1] worker 1 fails on purpose" in proc.stdout
-    assert f"[launch] worker 1 exited with code {code}; stopping the other" in proc.stdout
+    if mode == "kill":  # a death by signal is blamed first
+        assert f"[launch] worker 1 exited with code {code}; stopping the other" in proc.stdout
+    else:
+        # worker 0 fails within milliseconds of worker 1 (its collective loses the peer),
+        # also with code 1: on a loaded machine their exits cannot be ordered reliably
+        assert re.search(rf"\[launch\] worker [01] exited with code {code}; stopping", proc.stdout)
     assert took < 60
 
 
