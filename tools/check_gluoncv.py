@@ -71,7 +71,7 @@ def check_train(name, ref32, ref64, sample, hybridize):
         net.initialize()
         x = mx.nd.array(make_input((TRAIN_BATCH, *shape[1:])))
         net(x)
-        set_weights(net)
+        set_weights(net, model=name)
         if hybridize:
             net.hybridize()
         after = train_steps(net, x)
@@ -124,7 +124,7 @@ def check(name, ref, params=None, export_dir=None):
         else:
             net.initialize()
             net(x)
-            set_weights(net)
+            set_weights(net, model=name)
         n_out = len([k for k in ref if k.startswith(f"{name}.eager.")])
         want_e = [ref[f"{name}.eager.{i}"] for i in range(n_out)]
         want_h = [ref[f"{name}.hybrid.{i}"] for i in range(n_out)]

@@ -54,7 +54,7 @@ def train(name, params_dir=None):
         net.initialize()
         x = make_input((TRAIN_BATCH, *shape[1:]))
         net(mx.nd.array(x))
-        set_weights(net)
+        set_weights(net, model=name)
         net.cast(dtype)
         after = train_steps(net, mx.nd.array(x, dtype=dtype))
         if params_dir is not None:
@@ -68,7 +68,7 @@ def run(name, params_dir=None):
     net.initialize()
     x = make_input(shape)
     net(mx.nd.array(x))  # deferred shapes
-    set_weights(net)
+    set_weights(net, model=name)
     res = {f"{name}.x": x}
     for i, o in enumerate(flat(net(mx.nd.array(x)))):
         res[f"{name}.eager.{i}"] = o
