@@ -122,20 +122,47 @@ def flat(out):
 
 
 # models whose two SGD steps are compared (classification-style outputs in training mode)
-TRAIN_MODELS = ("resnet18_v1b", "mobilenet0.25", "se_resnet18_v1", "simple_pose_resnet18_v1b")
-TRAIN_BATCH = 2  # BatchNorm's batch statistics need more than one value per channel
+TRAIN_MODELS = (
+    "resnet18_v1b",
+    "resnet50_v1b",
+    "mobilenet0.25",
+    "mobilenet1.0",
+    "se_resnet18_v1",
+    "simple_pose_resnet18_v1b",
+)
+# the models whose two steps are committed (tests/fixtures/gluoncv/train.npz)
+TRAIN_FIXTURE_MODELS = ("mobilenet0.25",)
+# a well-conditioned two-step problem, so that MXNet float32 against MXNet float64 measures
+# float32 rounding and not chaos: 8 samples give BatchNorm (training mode, batch statistics)
+# at least 32 values per channel even on the last 2x2 maps; the input has an image's
+# normalized scale; the loss has a softmax cross-entropy's gradient scale (below).
+TRAIN_BATCH = 8
+TRAIN_INPUT = 96  # the side of the (square) training input; simple_pose keeps its 4:3
+
+
+def train_input(name):
+    """The seeded training batch of ``name``: (TRAIN_BATCH, 3, H, W), roughly zero mean and
+    unit scale (a normalized image)."""
+    shape = MODELS[name][0]
+    h = TRAIN_INPUT
+    w = h * shape[3] // shape[2]
+    return (make_input((TRAIN_BATCH, 3, h, w)) - 0.5) * 4
 
 
 def train_steps(net, x, steps=2, seed=SEED):
-    """``steps`` SGD steps (momentum 0.9, wd 1e-4) on sum(output * fixed random head).
+    """``steps`` SGD steps (lr 0.05, momentum 0.9, wd 1e-4) on mean over the batch of
+    sum(output * fixed random head).
 
-    Returns ``{structural name: array}`` of every parameter afterwards (running statistics
-    included). ``x`` is an NDArray; its dtype decides the heads' dtype.
+    Each head is N(0, 1) / sqrt(outputs per sample), so the gradient an output gets has the
+    norm of a softmax cross-entropy's (about 1 per sample) whatever the head's size, and
+    ``trainer.step(batch)`` averages over the batch. Returns ``{structural name: array}`` of
+    every parameter afterwards (running statistics included). ``x`` is an NDArray; its dtype
+    decides the heads' dtype.
     """
     import mxnet as mx
 
     trainer = mx.gluon.Trainer(
-        net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9, "wd": 1e-4}
+        net.collect_params(), "sgd", {"learning_rate": 0.05, "momentum": 0.9, "wd": 1e-4}
     )
     rng = np.random.RandomState(seed + 1)
     heads = None
@@ -144,19 +171,26 @@ def train_steps(net, x, steps=2, seed=SEED):
             out = net(x)
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             if heads is None:
-                heads = [mx.nd.array(rng.normal(size=o.shape), dtype=o.dtype) for o in outs]
+                heads = []
+                for o in outs:
+                    per_sample = max(1, o.size // o.shape[0])
+                    h = rng.normal(size=o.shape) / np.sqrt(per_sample)
+                    heads.append(mx.nd.array(h, dtype=o.dtype))
             loss = mx.nd.add_n(*[(o * h).sum() for o, h in zip(outs, heads)])
         loss.backward()
-        trainer.step(1)
+        trainer.step(x.shape[0])
     return {k: p.data().asnumpy() for k, p in net._collect_params_with_prefix().items()}
 
 
 def train_sample(params, n=16, seed=SEED):
-    """A fixed sample of each parameter (``n`` seeded entries and the sum), for fixtures."""
+    """A fixed sample of each parameter for fixtures: ``n`` seeded entries and the L2 norm.
+
+    The norm stands for the entries left out (a sum would cancel, and its error relative to
+    the sample's scale would say nothing)."""
     rng = np.random.RandomState(seed + 2)
     res = {}
     for k in sorted(params):
         v = params[k].reshape(-1).astype(np.float64)
         pick = rng.randint(0, v.size, size=min(n, v.size))
-        res[k] = np.concatenate([v[pick], [v.sum()]])
+        res[k] = np.concatenate([v[pick], [np.sqrt((v * v).sum())]])
     return res
