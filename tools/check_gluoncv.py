@@ -177,15 +177,22 @@ def _split(ref, name):
 
 
 def _err(got, ref):
+    """max |got - ref| / max(1, max |ref|) over the finite entries; inf when the shapes or the
+    non-finite entries (inf, -inf, nan) differ."""
     if len(got) != len(ref):
         return float("inf")
     worst = 0.0
     for a, b in zip(got, ref):
         if a.shape != b.shape:
             return float("inf")
-        if b.size:
-            scale = max(1.0, float(np.abs(b).max()))
-            worst = max(worst, float(np.abs(a.astype(np.float64) - b).max()) / scale)
+        a, b = a.astype(np.float64), b.astype(np.float64)
+        fin = np.isfinite(b)
+        same = np.where(np.isnan(b), np.isnan(a), a == b)
+        if not np.array_equal(fin, np.isfinite(a)) or not same[~fin].all():
+            return float("inf")
+        if fin.any():
+            scale = max(1.0, float(np.abs(b[fin]).max()))
+            worst = max(worst, float(np.abs(a[fin] - b[fin]).max()) / scale)
     return worst
 
 

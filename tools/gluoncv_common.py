@@ -9,6 +9,7 @@ committed fixtures hold only inputs and outputs.
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 
 import numpy as np
@@ -52,8 +53,15 @@ SEED = 3
 # topk orders ties by libstdc++'s unstable std::sort/partial_sort (a different order on its GPU,
 # which sorts stably), so that order is no semantics to match: gluonjax keeps ties in index order.
 # Scaled by 0.1 the logits stay below ~4, no score saturates and the top scores are distinct.
+# SSD likewise: with the plain draw every class score is a saturated 1.0 and the box decoder's
+# exp overflows to inf, so its outputs would say little; its predictors are scaled down.
+# Keys are fnmatch patterns over structural names.
 WEIGHT_SCALE = {
     "center_net_resnet18_v1b_voc": {"heads.0.2.weight": 0.1},
+    "ssd_512_resnet50_v1_voc": {
+        "class_predictors.*.predictor.weight": 1e-3,
+        "box_predictors.*.predictor.weight": 1e-3,
+    },
 }
 
 
@@ -107,7 +115,9 @@ def set_weights(net, seed=SEED, model=None):
         else:
             fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else int(shape[0])
             v = rng.normal(0, np.sqrt(2.0 / max(fan_in, 1)), size=shape)
-        v = v * scale.get(name, 1.0)
+        for pattern, factor in scale.items():
+            if fnmatch.fnmatchcase(name, pattern):
+                v = v * factor
         p.set_data(mx.nd.array(v.astype(p.dtype)))
 
 
