@@ -19,6 +19,7 @@ ROWS = [
     "bench_sparse",
     "bench_detect",
     "bench_zoo",
+    "bench_gluoncv",
     "bench_rnn",
     "bench_data",
     "bench_scale",

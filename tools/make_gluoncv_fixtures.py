@@ -11,7 +11,8 @@ Default: for each of ``FIXTURE_MODELS`` (tools/gluoncv_common.py), seeded weight
 ``tests/fixtures/gluoncv/outputs.npz`` with ``<model>.x`` and ``<model>.eager.<i>`` /
 ``<model>.hybrid.<i>``. With ``--params DIR``: also ``DIR/<model>.params`` written by MXNet's
 ``save_parameters`` and ``DIR/<model>.npz`` (used by ``tools/check_gluoncv.py``, not committed).
-With ``--train``: two SGD steps of each of ``TRAIN_MODELS`` from the seeded weights, in float32
+With ``--train``: two SGD steps of each of ``TRAIN_FIXTURE_MODELS`` (``--models``: any of
+``TRAIN_MODELS``) from the seeded weights (``train_input``, ``train_steps``), in float32
 and float64 (the float32 noise); ``tests/fixtures/gluoncv/train.npz`` holds a seeded sample of
 every parameter afterwards (``train_sample``); with ``--params`` every parameter goes to
 ``DIR/<model>.train.<dtype>.npz``.
@@ -32,12 +33,12 @@ import mxnet as mx  # noqa: E402
 import numpy as np  # noqa: E402
 from gluoncv_common import (  # noqa: E402
     FIXTURE_MODELS,
-    TRAIN_BATCH,
-    TRAIN_MODELS,
+    TRAIN_FIXTURE_MODELS,
     flat,
     get_model,
     make_input,
     set_weights,
+    train_input,
     train_sample,
     train_steps,
 )
@@ -50,11 +51,11 @@ def train(name, params_dir=None):
     """Two SGD steps in float32 and in float64 (the float32 noise) from the same weights."""
     res = {}
     for dtype in ("float32", "float64"):
-        net, shape = get_model(name)
+        net, _ = get_model(name)
         net.initialize()
-        x = make_input((TRAIN_BATCH, *shape[1:]))
+        x = train_input(name)
         net(mx.nd.array(x))
-        set_weights(net)
+        set_weights(net, model=name)
         net.cast(dtype)
         after = train_steps(net, mx.nd.array(x, dtype=dtype))
         if params_dir is not None:
@@ -68,7 +69,7 @@ def run(name, params_dir=None):
     net.initialize()
     x = make_input(shape)
     net(mx.nd.array(x))  # deferred shapes
-    set_weights(net)
+    set_weights(net, model=name)
     res = {f"{name}.x": x}
     for i, o in enumerate(flat(net(mx.nd.array(x)))):
         res[f"{name}.eager.{i}"] = o
@@ -85,10 +86,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--params", help="also write MXNet's .params and outputs per model here")
     ap.add_argument("--models", help="comma-separated (default: FIXTURE_MODELS)")
-    ap.add_argument("--train", action="store_true", help="two SGD steps (TRAIN_MODELS)")
+    ap.add_argument("--train", action="store_true", help="two SGD steps, float32 and 64")
     args = ap.parse_args()
     if args.train:
-        names = args.models.split(",") if args.models else TRAIN_MODELS
+        names = args.models.split(",") if args.models else TRAIN_FIXTURE_MODELS
         out = {}
         for name in names:
             out.update(train(name, args.params))

@@ -177,6 +177,24 @@ def test_batchnorm_running_stats_eager_hybrid_formula(momentum):
 
 
 @HYB
+def test_batchnorm_momentum_is_a_float32(hybrid):
+    # MXNet's momentum attribute is a C float: 1 - 0.9f = 0.100000024, so a batch mean of 1000
+    # moves a zero running mean to 100.0000229 (values printed by MXNet 1.9.1), not 100
+    x = np.full((4, 2, 2), 1000.0, np.float32)
+    x[:, 1] = -3.7
+    bn = _maybe_hybridize(nn.BatchNorm(in_channels=2, momentum=0.9), hybrid)
+    bn.initialize()
+    bn.running_mean.set_data(nd.array([0.0, 5.0]))
+    with mx.autograd.record():
+        y = bn(nd.array(x))
+    y.backward()
+    rm = bn.running_mean.data().asnumpy()
+    assert rm[0] == np.float32(100.0000228881836)
+    # 5 * 0.9f + (-3.7f) * 0.100000024f: MXNet prints 4.130000114; XLA may fuse it (1 ulp)
+    np.testing.assert_allclose(rm[1], 4.130000114440918, rtol=2e-7)
+
+
+@HYB
 def test_batchnorm_predict_uses_running_stats(hybrid):
     bn = _maybe_hybridize(nn.BatchNorm(in_channels=2), hybrid)
     bn.initialize()

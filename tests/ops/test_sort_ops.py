@@ -63,6 +63,21 @@ def test_topk_ties_match_mxnet():
     np.testing.assert_array_equal(nd.topk(nd.array([3, 1, 3, 3]), k=4).asnumpy(), [0, 2, 3, 1])
 
 
+def test_ties_in_long_rows_keep_index_order():
+    # MXNet 1.9.1 on CPU sorts rows longer than 16 with libstdc++'s unstable std::sort /
+    # std::partial_sort, so its order among ties there is an accident of that algorithm (for
+    # this row it prints topk k=5 -> [3 6 9 12 0], argsort -> [12 24 21 0 27 18 ...]); on GPU
+    # it sorts stably. gluonjax keeps ties in index order everywhere, as MXNet's GPU does.
+    a = np.zeros(40, np.float32)
+    a[::3] = 1
+    down = np.argsort(-a, kind="stable")
+    np.testing.assert_array_equal(nd.topk(nd.array(a), k=5).asnumpy(), down[:5])
+    np.testing.assert_array_equal(nd.argsort(nd.array(a), is_ascend=False).asnumpy(), down)
+    up = np.argsort(a, kind="stable")
+    np.testing.assert_array_equal(nd.argsort(nd.array(a)).asnumpy(), up)
+    np.testing.assert_array_equal(nd.topk(nd.array(a), k=7, is_ascend=True).asnumpy(), up[:7])
+
+
 def test_topk_k_all_and_errors():
     x = RNG.randn(2, 5).astype(np.float32)
     np.testing.assert_array_equal(

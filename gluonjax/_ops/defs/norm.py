@@ -103,6 +103,9 @@ def batch_norm(
         if _sync is not None:  # SyncBatchNorm: statistics over every device's batch
             mean, var = _sync(mean, var)
         sm, sv = jax.lax.stop_gradient(mean), jax.lax.stop_gradient(var)
+        # MXNet's momentum is a C float: 0.9 is 0.899999976 and 1 - momentum 0.100000024,
+        # in float64 models too
+        momentum = float(np.float32(momentum))
         new_aux = (
             (mm * momentum + sm.astype(mm.dtype) * (1 - momentum)).astype(mm.dtype),
             (mv * momentum + sv.astype(mv.dtype) * (1 - momentum)).astype(mv.dtype),

@@ -1,8 +1,10 @@
 """Sorting: topk, sort, argsort (MXNet 1.x semantics).
 
 Ties keep their original order (a stable sort, in both directions), as MXNet
-does. ``axis=None`` works on the flattened input. Index outputs have the
-``dtype`` attribute (float32 by default, as MXNet).
+does on GPU and on CPU for rows of up to 16 elements; for longer rows MXNet's CPU
+order among ties is whatever libstdc++'s unstable ``std::sort``/``partial_sort``
+leaves, which is no semantics to copy. ``axis=None`` works on the flattened
+input. Index outputs have the ``dtype`` attribute (float32 by default, as MXNet).
 """
 
 from __future__ import annotations
