@@ -62,8 +62,9 @@ def _max_pool_bwd(window, strides, padding, res, g):
     window offsets: per offset, a strided slice of the padded input is compared with
     the pooled output and the selected gradient is put back with an interior-padded
     ``lax.pad``; XLA:CPU fuses these into one pass, several times faster than
-    select_and_scatter. A position is "a maximum" when it is not below the output, so a
-    window whose maximum is NaN gives its gradient to its first position. The body is
+    select_and_scatter. A NaN counts as a maximum (the output of a window holding one is
+    NaN), so such a window gives its gradient to its first NaN (select_and_scatter's
+    choice there depends on the window's order of comparisons). The body is
     made of differentiable ops, so ``create_graph`` gradients (reverse over reverse)
     work; forward mode (``jax.jvp``) is not defined for a ``custom_vjp``.
     """
@@ -74,7 +75,8 @@ def _max_pool_bwd(window, strides, padding, res, g):
     taken, acc = None, None
     for offset in itertools.product(*[range(k) for k in window]):
         limit = [o + (n - 1) * s + 1 for o, n, s in zip(offset, out.shape, strides, strict=True)]
-        hit = ~(jax.lax.slice(xp, offset, limit, strides) < out)
+        xs = jax.lax.slice(xp, offset, limit, strides)
+        hit = (xs == out) | (xs != xs)
         if taken is None:
             taken = hit
         else:
