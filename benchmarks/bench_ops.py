@@ -50,3 +50,37 @@ def run(n=1000):
     t.add("Convolution (8x3x28x28, 6x5x5)", r["conv"], r["jconv"])
     t.add("  jax: conv_general_dilated + reshape + add", r["jconv"])
     t.show()
+    run_max_pool_grad()
+
+
+def run_max_pool_grad(shape=(32, 64, 112, 112)):
+    """ResNet-stem max pooling (3x3, stride 2, pad 1) forward + backward.
+
+    gluonjax: a hybridized ``MaxPool2D`` under ``autograd.record`` + ``backward`` (the
+    op's unrolled first-maximum gradient). Baseline: ``jax.jit(jax.grad)`` of
+    ``lax.reduce_window`` max (XLA's select_and_scatter), the same gradient.
+    """
+    nd = mx.nd
+    x = nd.array(np.random.RandomState(0).randn(*shape).astype(np.float32))
+    x.attach_grad()
+    net = mx.gluon.nn.MaxPool2D(3, 2, 1)
+    net.hybridize()
+    pads = ((0, 0), (0, 0), (1, 1), (1, 1))
+
+    def jax_pool(v):
+        return jax.lax.reduce_window(v, -jnp.inf, jax.lax.max, (1, 1, 3, 3), (1, 1, 2, 2), pads)
+
+    jgrad = jax.jit(jax.grad(lambda v: jnp.sum(jax_pool(v))))
+    xr = x._data
+
+    def gluon_step():
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+        return x.grad
+
+    r = compare({"gluon": gluon_step, "jax": lambda: jgrad(xr)}, n=1, rounds=3, warmup=2)
+    t = Table(f"max pooling 3x3/2 pad 1 forward + backward on {shape} (CPU)")
+    t.add("MaxPool2D hybridized: record + backward", r["gluon"], r["jax"], target=1.0)
+    t.add("  jax.grad of lax.reduce_window max", r["jax"])
+    t.show()
