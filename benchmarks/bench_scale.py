@@ -88,8 +88,24 @@ def _child(n):
         state["w"] = pure_step(state["w"], xj, yj)
         return state["w"]
 
-    t = compare({"pure": pure, "fused": fused, "loop": loop}, n=40, rounds=5, warmup=5)
+    # every call waits for its result: XLA:CPU can deadlock with several collective
+    # programs over forced CPU devices in flight (the hand-written jit step too), and
+    # gluonjax's mesh programs wait on CPU for that reason (gluon/_mesh.py)
+    fns = {"pure": pure, "fused": fused, "loop": loop}
+    t = compare(
+        {k: (lambda f=f: jax.block_until_ready(_raw(f()))) for k, f in fns.items()},
+        n=40,
+        rounds=5,
+        warmup=5,
+    )
     print(json.dumps(t))
+
+
+def _raw(out):
+    """jax arrays of a contender's output (NDArrays unwrapped)."""
+    if isinstance(out, (list, tuple)):
+        return [_raw(o) for o in out]
+    return getattr(out, "_data", out)
 
 
 def _measure(n):

@@ -163,7 +163,7 @@ class FusedStep:
         put = self._states_put
         if put is None or any(a is not b for a, b in zip(states, put)):
             states = [ms.put(st) for st in states]  # loaded or made outside this step
-        new_p, loss = self._launch(ms.values(self.all), states, x, y, batch_size)
+        new_p, loss = ms.settle(self._launch(ms.values(self.all), states, x, y, batch_size))
         ms.write(self.all, new_p)
         self._states_put = [all_states[i] for i in self.train_idx]
         return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss

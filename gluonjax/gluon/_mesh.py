@@ -73,6 +73,17 @@ class MeshState:
         self._global = self._params = None
         self._version = -1  # _param_array.VERSION when _global was built or written
         self._inputs = None
+        # XLA:CPU can deadlock when several collective programs over forced CPU devices
+        # are in flight at once (a device's thread never joins the all-reduce's
+        # rendezvous; seen with 4 devices on 2 cores, pure jax too): on CPU, each
+        # mesh program is waited for before the next one is launched
+        self.sync = len(devices) > 1 and all(d.platform == "cpu" for d in devices)
+
+    def settle(self, out):
+        """Wait for ``out`` where in-flight collective programs are unsafe (CPU meshes)."""
+        if self.sync:
+            jax.block_until_ready(out)
+        return out
 
     def values(self, params):
         """Replicated global arrays of ``params`` (built from their per-device arrays).

@@ -103,7 +103,7 @@ class MeshUpdate:
 
             fn = self._fns[key] = jax.jit(total, out_shardings=rep)
         params = [self.trainer._params[i] for i in active]
-        self._write_grads(params, fn([self._grads(p) for p in params]))
+        self._write_grads(params, self.mesh.settle(fn([self._grads(p) for p in params])))
 
     @staticmethod
     def _write_grads(params, sums):
@@ -135,7 +135,7 @@ class MeshUpdate:
         fn, counts = self._fn(active, ws, states)
         lrs, wds, ts, rescale, okey = _inputs(o, active, counts)
         lrs, wds, rescale = ms.inputs((lrs, wds, rescale))
-        new_w, new_s, sums = fn(ws, gs, states, lrs, wds, ts, rescale, okey)
+        new_w, new_s, sums = ms.settle(fn(ws, gs, states, lrs, wds, ts, rescale, okey))
         tr._last_grad.update((i, p._data._grad._data) for i, p in zip(active, params))
         ms.write(params, new_w)
         all_states.update(zip(active, new_s))
