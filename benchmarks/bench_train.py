@@ -11,30 +11,16 @@ import gluonjax as mx
 from gluonjax import autograd, gluon, nd
 from gluonjax.gluon import nn
 
+from ._workloads import gluon_net
 from .bench_hybrid import dense
 from .common import Table, block, compare
 
 LR = 0.05
 
 
-def _mlp():
-    net = nn.HybridSequential()
-    net.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"), nn.Dense(10))
-    return net
-
-
-def _lenet():
-    net = nn.HybridSequential()
-    net.add(
-        nn.Conv2D(6, 5, activation="relu"),
-        nn.MaxPool2D(2),
-        nn.Conv2D(16, 5, activation="relu"),
-        nn.MaxPool2D(2),
-        nn.Dense(120, activation="relu"),
-        nn.Dense(84, activation="relu"),
-        nn.Dense(10),
-    )
-    return net
+def _net(kind):
+    """The MLP or LeNet of this bench (one definition, shared with bench_first_step)."""
+    return gluon_net(mx, kind)
 
 
 def _pure_forward(kind):
@@ -119,7 +105,7 @@ def _row(t, kind, n):
     steps = {}
     for mode in ("eager", "hybrid", "no_defer", "fused"):
         mx.random.seed(0)
-        net = _mlp() if kind == "mlp" else _lenet()
+        net = _net(kind)
         net.initialize(mx.init.Xavier())
         if mode != "eager":
             net.hybridize()

@@ -67,19 +67,7 @@ def _train(make, init, xs, ys, n, mode, kvstore="device", opt=("sgd", {"learning
     if mode != "eager":
         net.hybridize()
     tr = gluon.Trainer(net.collect_params(), opt[0], dict(opt[1]), kvstore=kvstore)
-    loss = gluon.loss.SoftmaxCrossEntropyLoss()
-    step = tr.compile_step(net, loss) if mode == "compile" else None
-    for x, y in zip(xs, ys):
-        xp = gluon.utils.split_and_load(nd.array(x), ctx)
-        yp = gluon.utils.split_and_load(nd.array(y), ctx)
-        if step is not None:
-            step(xp, yp)
-            continue
-        with autograd.record():
-            losses = [loss(net(a), b) for a, b in zip(xp, yp)]
-        for ls in losses:
-            ls.backward()
-        tr.step(BATCH)
+    _steps(net, tr, ctx, xs, ys, mode)
     params = list(net.collect_params().values())
     for p in params:  # every context holds the same value, on its own device
         assert p.list_ctx() == ctx
