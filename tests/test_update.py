@@ -55,7 +55,9 @@ CASES = [(n, {}) for n in NAMES] + VARIANTS
     CASES,
     ids=["-".join([n, *[f"{k}={v}" for k, v in kw.items()]]) for n, kw in CASES],
 )
-def test_reads_counts_exactly_when_the_update_depends_on_t(name, kwargs):
+def test_update_counts_reach_the_program_only_when_the_rule_reads_them(name, kwargs):
+    """The counts are always passed; a rule that does not read them leaves the argument
+    unused, and the compiled update has no such input (jit prunes it)."""
     try:
         o = mx.optimizer.create(name, learning_rate=0.1, wd=0.01, **kwargs)
     except MXNetError:
@@ -65,15 +67,13 @@ def test_reads_counts_exactly_when_the_update_depends_on_t(name, kwargs):
     at1 = _leaves(update, _inputs(o, [1], key))
     at7 = _leaves(update, _inputs(o, [7], key))
     differ = any(not np.array_equal(a, b) for a, b in zip(at1, at7))
-    ws, _, states, _ = _inputs(o, [1], key)
-    reads = _update.reads_counts(o, [0], ws, states)
-    assert reads == differ
-    # and the liveness check agrees with the rules as MXNet writes them
+    # the rules as MXNet writes them
     bias_off = kwargs.get("correct_bias") is False or kwargs.get("bias_correction") is False
-    assert reads == (name in READS_T and not bias_off)
-    if not reads:  # the rule runs without counts at all (what the Trainer passes then)
-        for a, b in zip(at1, _leaves(update, _inputs(o, None, key))):
-            np.testing.assert_array_equal(a, b)
+    assert differ == (name in READS_T and not bias_off)
+    ws, gs, states, ins = _inputs(o, [1], key)
+    text = jax.jit(update).lower(ws, gs, states, *ins).compile().as_text()
+    entry = next(line for line in text.splitlines() if line.startswith("ENTRY"))
+    assert ("s32[1]" in entry) == differ, entry
 
 
 # ------------------------------------------------------------ compile_step vs the loop
@@ -105,7 +105,7 @@ def _batch():
 @functools.cache
 def _train(mode, opt, dropout, steps=4):
     """Params before and after ``steps`` of the three-line loop or compile_step; the
-    random counter before and after each step; the FusedStep's ``counts``/``keyed``."""
+    random counter before and after each step; the FusedStep's ``keyed``."""
     net, (x, y) = _mlp(dropout), _batch()
     init = [p.data().asnumpy() for p in net.collect_params().values()]
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
@@ -123,7 +123,7 @@ def _train(mode, opt, dropout, steps=4):
             loss.backward()
             tr.step(8)
         counters.append(_random._state["counter"])
-    flags = None if fused is None else (fused.counts, fused.keyed)
+    flags = None if fused is None else fused.keyed
     trained = [p.data().asnumpy() for p in net.collect_params().values()]
     return (init, trained), counters, flags
 
@@ -135,12 +135,11 @@ def _train(mode, opt, dropout, steps=4):
 )
 def test_compile_step_matches_the_three_line_loop(opt, dropout):
     (init, want), _, _ = _train("loop", opt, dropout)
-    (init2, got), _, (counts, keyed) = _train("fused", opt, dropout)
+    (init2, got), _, keyed = _train("fused", opt, dropout)
     for a, b, w, g in zip(init, init2, want, got):
         np.testing.assert_array_equal(b, a)  # the same start
         assert not np.allclose(w, a)  # it trained
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
-    assert counts is (opt == "adam")  # SGD's rule never reads the update counts
     assert keyed is dropout  # a key is passed only when the forward draws random numbers
 
 
@@ -156,8 +155,8 @@ def test_random_counter_moves_only_when_a_key_is_used(dropout):
 
 
 def test_sgld_key_comes_from_the_optimizer_not_the_forward():
-    _, _, (counts, keyed) = _train("fused", "sgld", False)
-    assert keyed is False and counts is False  # no forward key: the update draws its own
+    _, _, keyed = _train("fused", "sgld", False)
+    assert keyed is False  # no forward key: the update draws its own
 
 
 @pytest.mark.parametrize("dropout", [False, True], ids=["mlp", "dropout"])

@@ -16,9 +16,9 @@ import itertools
 
 import jax
 import numpy as np
-from jax.extend.core import jaxpr_as_fun
 
 from .. import random as _random
+from .._inline import inline_fun
 from ..autograd import _deferred, _plan
 from ..autograd._node import CallOrigin, Kind, entry, needs_grad, vjp_node
 from ..autograd._state import DEFER, TraceScope, _Scope
@@ -356,7 +356,7 @@ class _Signature:
 
     def __init__(self, treedef, avals, sid, closed, n_out):
         self.treedef, self.avals, self.sid = treedef, avals, sid
-        program = jaxpr_as_fun(closed)
+        program = inline_fun(closed)  # its nested jit calls inlined (see gluonjax._inline)
 
         def fn(consts, *pv):
             return tuple(program(*jax.tree_util.tree_leaves((consts, *pv)))[:n_out])

@@ -13,7 +13,7 @@ import numpy as np
 from .. import random as _random
 from ..autograd._state import TraceScope, _Scope
 from ..ndarray.ndarray import NDArray
-from ..optimizer._fused_update import _inputs, probe_inputs, reads_counts
+from ..optimizer._fused_update import _inputs, probe_inputs
 from ._cached import _TRACER_ERRORS, _is_leaf, _raw, _tracer_message
 from ._param_array import write_values
 from .block import to_ndarray
@@ -63,10 +63,6 @@ class FusedStep:
                 tr._states[i] = self.mesh.put(tr._states[i])
         self.keyed = None  # pass a random key? (the first call traces to find out)
         self.uses_random = False
-        # pass the update counts only to a rule that reads them (Adam, not SGD)
-        weights = [tr._params[i]._data._data for i in self.train_idx]
-        states = [tr._states[i] for i in self.train_idx]
-        self.counts = reads_counts(o, self.train_idx, weights, states)
 
     def _setup_contexts(self, allp):
         """A mesh when every parameter is on the same list of distinct real devices."""
@@ -176,13 +172,13 @@ class FusedStep:
         if self.keyed is None:  # first call: a trace (no compile) tells if a key is drawn
             key, n = _random.peek()
             c = np.uint32(n & 0xFFFFFFFF)
-            self._jit.trace(pvals, states, x, y, key, c, *probe_inputs(o, idx, self.counts))
+            self._jit.trace(pvals, states, x, y, key, c, *probe_inputs(o, idx))
             self.keyed = self.uses_random
         key = counter = None
         if self.keyed:  # as the three-line loop: the counter moves only when a key is used
             key, counter = _random.key_and_counter()
         # then the optimizer's key (SGLD), drawn as the loop's trainer.step draws it
-        lrs, wds, ts, rescale, okey = _inputs(o, idx, self.counts)
+        lrs, wds, ts, rescale, okey = _inputs(o, idx)
         if self.mesh is not None:  # on the mesh once, not resharded on every call
             lrs, wds, rescale = self.mesh.inputs((lrs, wds, rescale))
         new_p, new_s, loss = self._jit(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import jax
 
-from ..optimizer._fused_update import _inputs, make_update, reads_counts
+from ..optimizer._fused_update import _inputs, make_update
 from ._mesh import MeshState, batch_sharding, mesh_devices
 
 __all__ = ["MeshUpdate", "mesh_update_for"]
@@ -72,7 +72,7 @@ class MeshUpdate:
             raws = [jax.device_put(r, d) for r, d in zip(raws, self.mesh.devices)]
             return jax.make_array_from_single_device_arrays(shape, sharding, raws)
 
-    def _fn(self, active, weights, states):
+    def _fn(self, active):
         key = tuple(active)
         hit = self._fns.get(key)
         if hit is None:
@@ -87,7 +87,7 @@ class MeshUpdate:
             fn = jax.jit(step, donate_argnums=(0, 2), out_shardings=(rep, rep, rep))
             if len(self._fns) > 16:
                 self._fns.clear()
-            hit = self._fns[key] = (fn, reads_counts(o, active, weights, states))
+            hit = self._fns[key] = fn
         return hit
 
     def allreduce(self, active):
@@ -132,8 +132,8 @@ class MeshUpdate:
                     s = o.create_state(i, w)
                 s = all_states[i] = ms.put(s)
             states.append(s)
-        fn, counts = self._fn(active, ws, states)
-        lrs, wds, ts, rescale, okey = _inputs(o, active, counts)
+        fn = self._fn(active)
+        lrs, wds, ts, rescale, okey = _inputs(o, active)
         lrs, wds, rescale = ms.inputs((lrs, wds, rescale))
         new_w, new_s, sums = ms.settle(fn(ws, gs, states, lrs, wds, ts, rescale, okey))
         tr._last_grad.update((i, p._data._grad._data) for i, p in zip(active, params))

@@ -10,11 +10,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import Var
 
 from .. import random as _random
 
-__all__ = ["apply_update", "backward_and_update", "make_update", "probe_inputs", "reads_counts"]
+__all__ = ["apply_update", "backward_and_update", "make_update", "probe_inputs"]
 
 
 def make_update(o, n):
@@ -25,8 +24,7 @@ def make_update(o, n):
         for k in range(n):
             g = o.preprocess(gs[k].astype(ws[k].dtype), rescale)
             sub = jax.random.fold_in(key, k) if key is not None else None
-            t = None if ts is None else ts[k]  # None: the rule does not read it
-            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], t, sub)
+            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], ts[k], sub)
             new_w.append(w.astype(ws[k].dtype))
             new_s.append(s)
         return new_w, new_s
@@ -34,40 +32,27 @@ def make_update(o, n):
     return update
 
 
-def _inputs(o, indices, counts=True):
+def _inputs(o, indices):
     """Count the update of ``indices``; the traced per-step arguments of the update.
 
-    The update counts are passed only with ``counts`` (see ``reads_counts``).
+    The update counts are always passed: a rule that does not read them (SGD) leaves the
+    argument unused, and ``jax.jit`` prunes an unused argument from the compiled program
+    (nothing is transferred). Finding out beforehand would cost a trace of the rule on
+    the first step.
     """
     o._update_count(indices)
     lrs, wds = o.lrs_wds(indices)
-    ts = np.array([o._index_update_count[i] for i in indices], np.int32) if counts else None
+    ts = np.array([o._index_update_count[i] for i in indices], np.int32)
     key = _random.next_key() if o.needs_key() else None
     return lrs, wds, ts, o.rescale_array(), key
 
 
-def probe_inputs(o, indices, counts=True):
+def probe_inputs(o, indices):
     """Arguments shaped as ``_inputs``'s, for tracing: nothing counted, no key drawn."""
     lrs, wds = o.lrs_wds(indices)
-    ts = np.ones(len(indices), np.int32) if counts else None
+    ts = np.ones(len(indices), np.int32)
     key = jax.random.PRNGKey(0) if o.needs_key() else None
     return lrs, wds, ts, o.rescale_array(), key
-
-
-def reads_counts(o, indices, ws, states):
-    """Whether ``o``'s update of ``ws`` reads the update counts (SGD does not, Adam does).
-
-    One trace of the rule, nothing counted or drawn: a rule that does not read them is
-    passed ``ts=None`` (one argument less on every step).
-    """
-    update = make_update(o, len(indices))
-    lrs, wds, ts, rescale, key = probe_inputs(o, indices)
-    jaxpr = jax.make_jaxpr(lambda t: update(ws, ws, states, lrs, wds, t, rescale, key))(ts).jaxpr
-    live = {v for v in jaxpr.outvars if isinstance(v, Var)}
-    for e in reversed(jaxpr.eqns):  # what the outputs depend on (an effect keeps an eqn)
-        if e.effects or any(v in live for v in e.outvars):
-            live.update(v for v in e.invars if isinstance(v, Var))
-    return jaxpr.invars[0] in live
 
 
 def apply_update(o, indices, weights, grads, states, cache):
@@ -86,9 +71,8 @@ def apply_update(o, indices, weights, grads, states, cache):
     key = tuple(indices)
     hit = cache.get(key)
     if hit is None:
-        update = make_update(o, len(indices))
-        hit = cache.put(key, (jax.jit(update), reads_counts(o, indices, weights, states)))
-    return hit[0](weights, grads, states, *_inputs(o, indices, hit[1]))
+        hit = cache.put(key, jax.jit(make_update(o, len(indices))))
+    return hit(weights, grads, states, *_inputs(o, indices))
 
 
 def backward_and_update(o, indices, call, pos, weights, states, cache):
@@ -109,5 +93,5 @@ def backward_and_update(o, indices, call, pos, weights, states, cache):
             gs = [jnp.zeros_like(w) if leaf[j] is None else leaf[j] for j, w in zip(pos, ws)]
             return leaf, douts, update(ws, gs, states, *ins)
 
-        hit = cache.put(key, (jax.jit(both), reads_counts(o, indices, weights, states)))
-    return call.run_with(hit[0], (weights, states, *_inputs(o, indices, hit[1])))
+        hit = cache.put(key, jax.jit(both))
+    return call.run_with(hit, (weights, states, *_inputs(o, indices)))

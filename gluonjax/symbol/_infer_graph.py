@@ -64,7 +64,7 @@ def _eval(node, shapes, dtypes):
         vals[0:0] = [jax.ShapeDtypeStruct((2,), np.uint32), jax.ShapeDtypeStruct((), np.uint32)]
     vals.extend(node.dyn)
     try:
-        res = jax.eval_shape(op.bound(node.static_key), *vals)
+        res = jax.eval_shape(op.kernel(node.static_key), *vals)
     except Exception as err:  # noqa: BLE001  (any failure of the op on these shapes)
         detail = str(err).split("\n")[0]
         shown = ", ".join(str(tuple(s)) for s in shapes)
