@@ -11,6 +11,7 @@ API and SymbolBlock all run graphs through this.
 from __future__ import annotations
 
 import jax
+from jax.extend.core import Var
 
 from .. import random as _random
 from .._ops.shape_rules import attr_shape, is_creation, is_known
@@ -115,10 +116,11 @@ def run_node(node, ins, override=None):
     if op.random:
         vals[0:0] = _random.key_and_counter()
     vals.extend(dyn)
+    kernel = op.kernel(key)
     try:
         # the node's MXNet name rides along in the jaxpr (export names nodes with it)
         with jax.named_scope(node.name):
-            res = op.kernel(key)(*vals)
+            res = kernel(*vals)
     except MXNetError as err:
         raise type(err)(f"node '{node.name}': {err}") from None
     except Exception as err:
@@ -129,9 +131,24 @@ def run_node(node, ins, override=None):
     updated = None
     if op.aux:
         res, new_aux = res
+        # an auxiliary state the op returns as it got it (BatchNorm in inference) stays
+        # the input itself: not a write (a compiled call then neither returns nor copies it)
+        same = _forwarded(kernel, vals, len(new_aux))
+        new_aux = [v if i is None else vals[i] for v, i in zip(new_aux, same)]
         names = op.input_names(node.attr_dict(), len(ins))
         updated = [v for nm, v in zip(op.aux, new_aux) if nm in names]
     return (list(res) if isinstance(res, (tuple, list)) else [res]), updated
+
+
+def _forwarded(kernel, vals, n):
+    """For each of a kernel's last ``n`` outputs, the position of the input it returns
+    unchanged, or None (read off the kernel's jaxpr; jax caches the trace)."""
+    try:
+        jaxpr = kernel.trace(*vals).jaxpr.jaxpr
+    except Exception:  # noqa: BLE001  (no jaxpr: nothing is known to be unchanged)
+        return [None] * n
+    pos = {v: i for i, v in enumerate(jaxpr.invars)}
+    return [pos.get(v) if isinstance(v, Var) else None for v in jaxpr.outvars[-n:]]
 
 
 def graph_function(symbol):

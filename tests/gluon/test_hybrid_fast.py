@@ -242,6 +242,32 @@ def test_batchnorm_updates_on_fast_path():
     np.testing.assert_allclose(pred, ref, rtol=1e-4, atol=1e-4)
 
 
+def test_batchnorm_inference_writes_no_parameter():
+    # BatchNorm in inference returns its moving statistics as it got them: the compiled
+    # call neither returns them nor writes them back (no copy per call, no version bump)
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(4, 3, in_channels=2), nn.BatchNorm(in_channels=4), nn.Dense(3))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x = nd.array(np.random.RandomState(0).randn(2, 2, 6, 6))
+    with mx.autograd.train_mode():
+        net(x)  # moves the running statistics away from their initial values
+    stats = {k: p.data().asnumpy() for k, p in net.collect_params(".*running.*").items()}
+    arrays = {k: p.data()._data for k, p in net.collect_params(".*running.*").items()}
+    first = net(x).asnumpy()
+    v = VERSION[0]
+    second = net(x).asnumpy()
+    assert VERSION[0] == v
+    np.testing.assert_array_equal(second, first)
+    for k, p in net.collect_params(".*running.*").items():
+        assert p.data()._data is arrays[k]  # the same buffers, not copies written back
+        np.testing.assert_array_equal(p.data().asnumpy(), stats[k])
+    with mx.autograd.train_mode():  # training still updates them
+        net(x)
+    moved = net.collect_params(".*running_mean")
+    assert not np.array_equal(next(iter(moved.values())).data().asnumpy(), stats[next(iter(moved))])
+
+
 def test_dropout_leaves_fast_path_and_draws_fresh_masks():
     net = nn.HybridSequential()
     net.add(nn.Dropout(0.5))
