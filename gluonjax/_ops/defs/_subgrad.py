@@ -22,21 +22,26 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 __all__ = ["relu", "maximum", "minimum", "abs_", "clip", "hypot"]
 
 
+# relu is in every conv net: its rule is written with lax primitives (no jnp wrappers),
+# which keeps a training step's first trace short
 @jax.custom_jvp
 def _relu_f(x):
     """``max(x, 0)`` with ``relu'(0) = 0``."""
-    return jnp.maximum(x, jnp.zeros((), x.dtype))
+    return lax.max(x, lax.full_like(x, 0))
 
 
 @_relu_f.defjvp
 def _relu_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     # 1 where x > 0, 0 elsewhere; a NaN input gets a NaN gradient (t * x), as in MXNet
-    return _relu_f(x), jnp.where(x > 0, t, jnp.where(jnp.isnan(x), t * x, 0))
+    zero = lax.full_like(t, 0)
+    dt = lax.select(lax.gt(x, lax.full_like(x, 0)), t, lax.select(lax.ne(x, x), t * x, zero))
+    return _relu_f(x), dt
 
 
 @jax.custom_jvp
@@ -109,8 +114,8 @@ def _inexact(*xs):
 
 
 def relu(x):
-    """``max(x, 0)`` with ``relu'(0) = 0``."""
-    return _relu_f(x) if _inexact(x) else jnp.maximum(x, 0)
+    """``max(x, 0)`` with ``relu'(0) = 0`` (real floating inputs; others as jax's)."""
+    return _relu_f(x) if jnp.issubdtype(x.dtype, jnp.floating) else jnp.maximum(x, 0)
 
 
 def maximum(a, b):
