@@ -38,10 +38,12 @@ def _relu_f(x):
 @_relu_f.defjvp
 def _relu_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    # 1 where x > 0, 0 elsewhere; a NaN input gets a NaN gradient (t * x), as in MXNet
-    zero = lax.full_like(t, 0)
-    dt = lax.select(lax.gt(x, lax.full_like(x, 0)), t, lax.select(lax.ne(x, x), t * x, zero))
-    return _relu_f(x), dt
+    # the gradient is the incoming one times a mask, as MXNet's kernel computes it: 1
+    # where x > 0, 0 elsewhere, NaN where x is NaN (so an infinite incoming gradient
+    # gives NaN where x <= 0, as in MXNet); the backward is one multiply
+    zero = lax.full_like(x, 0)
+    mask = lax.select(lax.ne(x, x), x, lax.select(lax.gt(x, zero), lax.full_like(x, 1), zero))
+    return _relu_f(x), t * mask
 
 
 @jax.custom_jvp
