@@ -6,6 +6,8 @@ Rows (all in one run, each contender in a fresh process):
   (``static_alloc=True, static_shape=True``);
 * one SGD training step (momentum 0.9, wd 1e-4, softmax cross-entropy) of ``resnet18_v1b`` at
   batch 32, 224x224;
+* the same ``resnet50_v1b`` XLA program called by plain jax (its ``export`` artifact through
+  ``gluonjax.deploy``), at batch 1: gluonjax's per-call overhead against XLA:CPU's own time;
 * time to the first output: from ``get_model`` to the first inference output at batch 1
   (build, ``initialize``, deferred shapes, trace and XLA compile / MXNet's bind), and to the end
   of the first training step.
@@ -79,6 +81,7 @@ res["infer1"] = median(lambda: net(x1))
 if not FIRST_ONLY:
     net(xb).wait_to_read()  # the batch-32 shape: compile / bind once
 res["infer32"] = median(lambda: net(xb))
+{xla_rows}
 del net
 
 t0 = time.perf_counter()
@@ -103,6 +106,20 @@ mx.nd.waitall()
 res["train_first"] = time.perf_counter() - t0
 res["train32"] = median(step)
 print(json.dumps(res))
+"""
+
+# gluonjax only: the same model's XLA program called by plain jax (its jax.export artifact
+# through gluonjax.deploy), to tell gluonjax's per-call overhead from XLA:CPU's kernels
+XLA_ROWS = """
+if not FIRST_ONLY:
+    import tempfile, jax
+    from gluonjax import deploy
+    with tempfile.TemporaryDirectory() as d:
+        net.export(d + "/r50")
+        served = deploy.load(d + "/r50")
+        xd = jax.device_put(x1.asnumpy())
+        np.asarray(served(xd))
+        res["infer1_xla"] = median(lambda: np.asarray(served(xd)))
 """
 
 GLUONJAX_SETUP = """
@@ -224,11 +241,15 @@ def _gluonjax(repeats, cache):
     if importlib.util.find_spec("gluoncv") is None:
         return None, None, "gluoncv not installed (pip install -e '.[gluoncv]')"
     extra = {"PYTHONPATH": str(ROOT), "GLUONJAX_CACHE_DIR": cache}
-    script = CHILD.format(setup=GLUONJAX_SETUP, repeats=repeats, batch=BATCH, first_only=False)
+    script = CHILD.format(
+        setup=GLUONJAX_SETUP, repeats=repeats, batch=BATCH, first_only=False, xla_rows=XLA_ROWS
+    )
     cold, why = _child(sys.executable, script, extra)
     if cold is None:
         return None, None, why
-    script = CHILD.format(setup=GLUONJAX_SETUP, repeats=repeats, batch=BATCH, first_only=True)
+    script = CHILD.format(
+        setup=GLUONJAX_SETUP, repeats=repeats, batch=BATCH, first_only=True, xla_rows=""
+    )
     warm, _ = _child(sys.executable, script, extra)
     return cold, warm, ""
 
@@ -236,7 +257,7 @@ def _gluonjax(repeats, cache):
 def _mxnet(repeats):
     if not MXNET_PY.exists():
         return None, ".venv-mxnet missing"
-    script = CHILD.format(setup="", repeats=repeats, batch=BATCH, first_only=False)
+    script = CHILD.format(setup="", repeats=repeats, batch=BATCH, first_only=False, xla_rows="")
     return _child(MXNET_PY, script, {"MXNET_STORAGE_FALLBACK_LOG_VERBOSE": "0"})
 
 
@@ -281,6 +302,11 @@ def run(n=1000):
             table.add(f"{title}: gluonjax vs MXNet", ours[key], ref[key], target)
         if torch_res is not None:
             table.add(f"{title}: gluonjax vs PyTorch", ours[key], torch_res[key])
+        if key == "infer1" and "infer1_xla" in ours:
+            # gluonjax's call against the same XLA program called by plain jax: the
+            # remaining gap to MXNet is XLA:CPU's (see bench_conv_cpu)
+            table.add(f"{title}: same XLA program, plain jax", ours["infer1_xla"])
+            table.add(f"{title}: gluonjax vs that program", ours[key], ours["infer1_xla"])
         if key.endswith("_first") and warm is not None and ref is not None:
             table.add(f"{title}: gluonjax, second run", warm[key], ref[key], target)
     table.show()

@@ -117,3 +117,32 @@ def test_errors_are_mxnet_errors():
         nd.dot(nd.ones((2, 3)), nd.ones((4, 5)))
     with pytest.raises(mx.base.DTypeError):
         nd.ones((2,)).astype("no_such_dtype")
+
+
+def test_waitall_waits_for_computations_whose_outputs_were_dropped():
+    # MXNet's waitall waits for every pending operation; timing scripts do
+    # ``net(x); mx.nd.waitall()`` with the output unused. Not a speed check: from the
+    # dispatch of a dropped computation to waitall's return must span the computation
+    # (it spans only the dispatch when waitall does not wait for it).
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def heavy(x):
+        for _ in range(20):
+            x = jnp.tanh(x @ x)
+        return x
+
+    x = jnp.full((600, 600), 1e-3, jnp.float32)
+    heavy(x).block_until_ready()  # compiled
+    alone = []
+    for _ in range(3):
+        t = time.perf_counter()
+        heavy(x).block_until_ready()
+        alone.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    heavy(x)  # dispatched, output dropped
+    nd.waitall()
+    assert time.perf_counter() - t >= 0.5 * min(alone)

@@ -12,6 +12,7 @@ Examples
 from __future__ import annotations
 
 import jax as _jax
+import numpy as _np
 
 from .. import _ops  # noqa: F401  (registers the ops)
 from ._creation import arange, array, empty, eye, from_jax, full, linspace, ones, zeros
@@ -82,10 +83,27 @@ image = _contrib_mod.prefixed(
 
 
 def waitall():
-    """Wait for every pending computation (jax's async dispatch)."""
+    """Wait for every pending computation (jax's async dispatch), as MXNet's does.
+
+    That includes computations whose outputs were already dropped (``net(x)`` with its
+    result unused, then ``waitall()`` to time it): a device runs the programs it was given
+    in order, so a trivial program dispatched now to every device finishes after them.
+    """
     _jax.effects_barrier()
     for a in _jax.live_arrays():
         a.block_until_ready()
+    for d in _jax.local_devices():
+        _touch(_jax.device_put(_np.zeros((), _np.int8), d)).block_until_ready()
+
+
+def _touch(v):
+    fn = _TOUCH.get("fn")
+    if fn is None:
+        fn = _TOUCH["fn"] = _jax.jit(lambda v: v + 1)
+    return fn(v)
+
+
+_TOUCH: dict = {}  # the trivial program of waitall, made on first use
 
 
 def concatenate(arrays, axis=0, always_copy=True):
