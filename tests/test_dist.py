@@ -277,6 +277,56 @@ def test_ssh_and_mpi_commands(tmp_path, capsys, monkeypatch):
     assert mpi.endswith(" python t.py")
 
 
+def _env_of(line):
+    return dict(item.split("=", 1) for item in shlex.split(line) if "=" in item)
+
+
+def test_gpus_per_worker_commands(tmp_path, capsys):
+    """--gpus-per-worker K: worker i of a machine gets jax's JAX_LOCAL_DEVICE_IDS
+    i*K..i*K+K-1 (local, ssh); mpi passes K and each worker reads its local rank from
+    MPI. Without the flag no worker is restricted (today's default)."""
+    lines = _commands(["-n", "3", "--gpus-per-worker", "2", "python", "t.py"], capsys)
+    envs = [_env_of(line) for line in lines]
+    assert [e["JAX_LOCAL_DEVICE_IDS"] for e in envs] == ["0,1", "2,3", "4,5"]
+    assert [e["GLUONJAX_LOCAL_RANK"] for e in envs] == ["0", "1", "2"]
+    assert all(e["GLUONJAX_GPUS_PER_WORKER"] == "2" for e in envs)
+    for line in _commands(["-n", "2", "python", "t.py"], capsys):
+        assert "JAX_LOCAL_DEVICE_IDS" not in line and "GPUS_PER_WORKER" not in line
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1\nnode2\n")
+    argv = ["-n", "4", "-H", str(hosts), "--gpus-per-worker", "1", "python", "t.py"]
+    lines = _commands(argv, capsys)
+    remote = [_env_of(shlex.split(line)[-1]) for line in lines]
+    assert [line.split()[3] for line in lines] == ["node1", "node2", "node1", "node2"]
+    assert [e["JAX_LOCAL_DEVICE_IDS"] for e in remote] == ["0", "0", "1", "1"]
+    (mpi,) = _commands(argv[:4] + ["--launcher", "mpi"] + argv[4:], capsys)
+    assert "-x GLUONJAX_GPUS_PER_WORKER=1" in mpi and "JAX_LOCAL_DEVICE_IDS" not in mpi
+
+
+def test_local_device_ids_from_env(monkeypatch):
+    from gluonjax import _distributed
+
+    get = _distributed.local_device_ids_from_env
+    assert get({"JAX_LOCAL_DEVICE_IDS": "4,5", "GLUONJAX_GPUS_PER_WORKER": "1"}) == [4, 5]
+    assert get({"GLUONJAX_GPUS_PER_WORKER": "2", "GLUONJAX_LOCAL_RANK": "2"}) == [4, 5]
+    assert get({"GLUONJAX_GPUS_PER_WORKER": "1", "SLURM_LOCALID": "3"}) == [3]
+    assert get({"DMLC_NUM_WORKER": "2"}) is None
+    with pytest.raises(DistributedInitError, match="rank on its machine"):
+        get({"GLUONJAX_GPUS_PER_WORKER": "2"})
+    with pytest.raises(DistributedInitError, match="comma-separated"):
+        get({"JAX_LOCAL_DEVICE_IDS": "0;1"})
+    # the ids reach jax.distributed.initialize (which restricts the CUDA/ROCm devices)
+    seen = {}
+    monkeypatch.setattr(_distributed, "is_initialized", lambda: False)
+    monkeypatch.setattr(_distributed, "_fail_fast", lambda: None)
+    monkeypatch.setattr("jax.distributed.initialize", lambda **kw: seen.update(kw))
+    monkeypatch.setattr("jax.config.update", lambda name, value: seen.update({name: value}))
+    env = dict(launch.worker_env(4, "127.0.0.1", 9000, 3, 5, gpus_per_worker=2, local_rank=1))
+    assert _distributed.init_from_env(env) is True
+    assert seen["local_device_ids"] == [2, 3] and seen["process_id"] == 3
+    assert seen["num_processes"] == 4 and seen["coordinator_address"] == "127.0.0.1:9000"
+
+
 def test_launcher_argument_errors(tmp_path, capsys):
     assert launch.main(["-n", "2", "--launcher", "ssh", "--dry-run", "python", "t.py"]) == 2
     assert "needs a hostfile" in capsys.readouterr().err
@@ -286,6 +336,9 @@ def test_launcher_argument_errors(tmp_path, capsys):
     assert "lists no hosts" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         launch.main(["-n", "2"])
+    with pytest.raises(SystemExit):
+        launch.main(["-n", "2", "--gpus-per-worker", "-1", "--dry-run", "python", "t.py"])
+    assert "--gpus-per-worker must be at least 1" in capsys.readouterr().err
 
 
 def test_job_from_env():
