@@ -122,6 +122,9 @@ class FusedStep:
     def _pure(self, pvals, states, x, y, seed_key, counter, lrs, wds, ts, rescale, okey):
         o = self.trainer._optimizer
         pos = self.train_pos
+        if wds is None and rescale is None:  # MeshState.packed: [*lrs, *wds, rescale]
+            m = len(pos)
+            lrs, wds, rescale = lrs[:m], lrs[m : 2 * m], lrs[2 * m]
 
         def loss_of(tv):
             full = list(pvals)
@@ -218,7 +221,11 @@ class FusedStep:
         # then the optimizer's key (SGLD), drawn as the loop's trainer.step draws it
         lrs, wds, ts, rescale, okey = _inputs(o, idx, self.counts)
         if self.mesh is not None:  # on the mesh once, not resharded on every call
-            lrs, wds, rescale = self.mesh.inputs((lrs, wds, rescale))
+            packed = self.mesh.packed(lrs, wds, rescale)
+            if packed is None:
+                lrs, wds, rescale = self.mesh.inputs((lrs, wds, rescale))
+            else:  # one input instead of three
+                lrs, wds, rescale = packed, None, None
         new_p, new_s, loss = self._jit(
             pvals, states, x, y, key, counter, lrs, wds, ts, rescale, okey
         )
