@@ -180,6 +180,9 @@ def syncbn(mode, kvstore, rank, steps=2):
     out["params"] = [p.data().asnumpy().tolist() for p in params]
     out["moving"] = [bn.running_mean.data().asnumpy().tolist()]
     out["moving"].append(bn.running_var.data().asnumpy().tolist())
+    if rank == 0:  # inference on one worker alone: moving statistics, no collective to wait in
+        out["predict"] = bn(mx.nd.array(x)).asnumpy().tolist()
+    mx.kv.create("dist_sync").barrier()
     return out
 
 

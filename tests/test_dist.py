@@ -151,6 +151,11 @@ def test_syncbatchnorm_across_two_workers_matches_batchnorm(tmp_path):
                 close(g, w, f"{mode} parameter {j} after the steps, worker {r}")
             for j, (g, w) in enumerate(zip(got["moving"], want_moving)):
                 close(g, w, f"{mode} moving statistic {j}, worker {r}")
+        gamma, beta = (np.asarray(v)[None, :, None] for v in want_params[:2])
+        mean, var = (np.asarray(v)[None, :, None] for v in want_moving)
+        x = dist_worker.syncbn_data()[0]
+        want = (x - mean) / np.sqrt(var + 1e-5) * gamma + beta
+        close(res[0][mode]["predict"], want, f"{mode} inference on worker 0 alone")
 
 
 def test_collective_order_check():
