@@ -106,27 +106,29 @@ class _Split:
     ``autograd._deferred.Pending``).
     """
 
-    __slots__ = ("value", "arrays", "stale", "fast")
+    __slots__ = ("value", "arrays", "fast")
 
-    def __init__(self, value, arrays, stale, fast):
-        self.value, self.arrays, self.stale, self.fast = value, arrays, stale, fast
+    def __init__(self, value, arrays, fast):
+        self.value, self.arrays, self.fast = value, arrays, fast
 
     def settle(self):
         """Give each context's array its device's piece; its class is ParamArray again.
 
-        An array whose slot was written directly since (``write_values``) keeps that
-        newer value."""
+        While pending, each array's slot holds the replicated value itself (the same
+        shape and dtype; the old pieces are released at once); an array whose slot was
+        written directly since (``write_values``) keeps that newer value."""
         arrays = self.arrays
         if not arrays:
             return
         self.arrays = ()
         pieces = _pieces(self.value, self.fast)
-        for a, piece, stale in zip(arrays, pieces, self.stale):
+        value = self.value
+        for a, piece in zip(arrays, pieces):
             d = a.__dict__
             if d.get("_split") is not self:
                 continue  # superseded by a later write
             del d["_split"]
-            if _slot_or_none(a) is stale:
+            if _slot_or_none(a) is value:
                 _slot_set(a, piece)
             _set_class(a, ParamArray)
 
@@ -243,8 +245,8 @@ class MeshState:
                 and all(
                     type(a) is SplitPending
                     and a.__dict__["_split"] is split
-                    and _slot_or_none(a) is stale
-                    for a, stale in zip(views, split.stale)
+                    and _slot_or_none(a) is split.value
+                    for a in views
                 )
             ):
                 out.append(split.value)  # written by write() and not cut yet: as it was
@@ -281,9 +283,10 @@ class MeshState:
                     parts.extend(_pieces(v, fast))  # in the mesh's device order
                     break
             else:
-                split = _Split(v, views, list(map(_slot_or_none, views)), fast)
+                split = _Split(v, views, fast)
                 for a in views:
                     a.__dict__["_split"] = split
+                    _slot_set(a, v)  # the old piece goes now; the new one on first use
                     if type(a) is ParamArray:
                         _set_class(a, SplitPending)
         write_values(arrays, parts)  # bumps VERSION (once) for all of them
