@@ -6,7 +6,9 @@ devices. Rows: gluonjax's ``Trainer.compile_step`` (the batch's shards from
 ``split_and_load``), gluonjax's hybridized three-line loop over the shards, and the
 baseline, a hand-written ``jax.jit`` SGD step with the parameters replicated and the
 batch sharded (``NamedSharding``) over the same mesh, all measured interleaved in the
-same process (same MLP 256-128-10, batch 64). Target (issue "Scale out"):
+same process (same MLP 256-128-10, batch 64). An extra row shows that hand-written step
+doing what ``compile_step`` must also do: return the per-sample losses and read the
+learning rates, weight decays and gradient scale from an input. Target (issue "Scale out"):
 compile_step <= 1.1x the hand-written step. Forced CPU devices share the machine's
 cores: the rows measure overhead over the same program, not a speed-up.
 """
@@ -88,10 +90,34 @@ def _child(n):
         state["w"] = pure_step(state["w"], xj, yj)
         return state["w"]
 
+    # the same step doing compile_step's extra work: it returns the per-sample losses
+    # (``step(x, y) -> loss``) and reads the learning rate, weight decay and gradient
+    # scale from an input (they change between steps) instead of baking them in
+    def losses_fn(w, x, y):
+        h = jax.nn.relu(x @ w[0].T + w[1])
+        logp = jax.nn.log_softmax(h @ w[2].T + w[3])
+        per = -jnp.take_along_axis(logp, y[:, None], 1)[:, 0]
+        return jnp.sum(per), per
+
+    @jax.jit
+    def loss_step(w, x, y, hyper):
+        g, per = jax.grad(losses_fn, has_aux=True)(w, x, y)
+        m = len(w)
+        lrs, wds, scale = hyper[:m], hyper[m : 2 * m], hyper[2 * m]
+        new = [a - lrs[k] * (b * scale + wds[k] * a) for k, (a, b) in enumerate(zip(w, g))]
+        return new, per
+
+    hyper = jax.device_put(np.array([0.01] * 4 + [0.0] * 4 + [1 / BATCH], np.float32), rep)
+    state["w2"] = jax.device_put([jnp.asarray(a) for a in w], rep)
+
+    def pure_loss():
+        state["w2"], per = loss_step(state["w2"], xj, yj, hyper)
+        return state["w2"], per
+
     # every call waits for its result: XLA:CPU can deadlock with several collective
     # programs over forced CPU devices in flight (the hand-written jit step too), and
     # gluonjax's mesh programs wait on CPU for that reason (gluon/_mesh.py)
-    fns = {"pure": pure, "fused": fused, "loop": loop}
+    fns = {"pure": pure, "pure_loss": pure_loss, "fused": fused, "loop": loop}
     t = compare(
         {k: (lambda f=f: jax.block_until_ready(_raw(f()))) for k, f in fns.items()},
         n=40,
@@ -132,6 +158,9 @@ def run(n=None):
     for devices in (1, 2, 4):
         t = _measure(devices)
         table.add(f"{devices} device(s): hand-written jax.jit", t["pure"])
+        table.add(
+            f"{devices} device(s): hand-written, + loss out, lr in", t["pure_loss"], t["pure"]
+        )
         table.add(f"{devices} device(s): compile_step", t["fused"], t["pure"], 1.1)
         table.add(f"{devices} device(s): hybridized 3-line loop", t["loop"], t["pure"])
     table.show()

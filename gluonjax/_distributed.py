@@ -21,7 +21,13 @@ import sys
 
 from .base import MXNetError
 
-__all__ = ["init_from_env", "job_from_env", "is_initialized", "DistributedInitError"]
+__all__ = [
+    "init_from_env",
+    "job_from_env",
+    "local_device_ids_from_env",
+    "is_initialized",
+    "DistributedInitError",
+]
 
 #: the environment the launcher sets (MXNet's ``DMLC_*`` names are read as fallbacks)
 ENV_COORDINATOR = "GLUONJAX_COORDINATOR"
@@ -90,6 +96,67 @@ def job_from_env(env=None):
     return coordinator, size, rank
 
 
+ENV_GPUS_PER_WORKER = "GLUONJAX_GPUS_PER_WORKER"
+ENV_LOCAL_RANK = "GLUONJAX_LOCAL_RANK"
+ENV_JAX_DEVICE_IDS = "JAX_LOCAL_DEVICE_IDS"
+_LOCAL_RANK_VARS = (
+    ENV_LOCAL_RANK,
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "MPI_LOCALRANKID",
+    "SLURM_LOCALID",
+)
+
+
+def local_device_ids_from_env(env=None):
+    """The accelerator ids this worker may use, from the launcher's variables, or None.
+
+    ``JAX_LOCAL_DEVICE_IDS`` (``"2,3"``, set per worker by ``python -m gluonjax.launch
+    --gpus-per-worker K`` with the ``local`` and ``ssh`` launchers) is taken as is.
+    Else ``GLUONJAX_GPUS_PER_WORKER=K`` (``mpi``) with this worker's rank among the
+    workers of its machine (``GLUONJAX_LOCAL_RANK``, ``OMPI_COMM_WORLD_LOCAL_RANK``,
+    ``MPI_LOCALRANKID`` or ``SLURM_LOCALID``) gives ``[i*K, ..., i*K + K - 1]``.
+    None: every device the process sees (without a launcher's assignment).
+
+    Examples
+    --------
+    >>> from gluonjax._distributed import local_device_ids_from_env
+    >>> local_device_ids_from_env({'JAX_LOCAL_DEVICE_IDS': '2,3'})
+    [2, 3]
+    >>> local_device_ids_from_env({'GLUONJAX_GPUS_PER_WORKER': '2',
+    ...                            'OMPI_COMM_WORLD_LOCAL_RANK': '1'})
+    [2, 3]
+    >>> local_device_ids_from_env({}) is None
+    True
+    """
+    env = os.environ if env is None else env
+    err = DistributedInitError
+    ids = env.get(ENV_JAX_DEVICE_IDS, "")
+    if ids.strip():
+        try:
+            return [int(i) for i in ids.split(",")]
+        except ValueError:
+            raise err(
+                f"{ENV_JAX_DEVICE_IDS}={ids!r} must be comma-separated device ids, e.g. 0,1"
+            ) from None
+    k = env.get(ENV_GPUS_PER_WORKER, "")
+    if not k.strip():
+        return None
+    name, local = _first(env, _LOCAL_RANK_VARS)
+    if local is None:
+        raise err(
+            f"{ENV_GPUS_PER_WORKER}={k} is set but this worker's rank on its machine "
+            f"({'/'.join(_LOCAL_RANK_VARS)}) is missing; start the workers with "
+            f"`python -m gluonjax.launch --gpus-per-worker {k} ...`"
+        )
+    try:
+        k, local = int(k), int(local)
+    except ValueError:
+        raise err(f"{ENV_GPUS_PER_WORKER}={k!r} and {name}={local!r} must be integers") from None
+    if k < 1 or local < 0:
+        raise err(f"{ENV_GPUS_PER_WORKER}={k} must be at least 1 and {name}={local} at least 0")
+    return list(range(local * k, (local + 1) * k))
+
+
 def is_initialized():
     """Whether this process is part of a ``jax.distributed`` job."""
     import jax
@@ -106,6 +173,9 @@ def init_from_env(env=None):
     """Run ``jax.distributed.initialize`` when the launcher's environment says so.
 
     CPU collectives across processes use gloo (``jax_cpu_collectives_implementation``).
+    A worker given accelerators by the launcher (:func:`local_device_ids_from_env`)
+    sees only those (``local_device_ids``: jax restricts its CUDA/ROCm devices; CPU
+    devices are not affected).
     Heartbeat and shutdown timeouts are short (``GLUONJAX_HEARTBEAT_TIMEOUT``, default
     10 s) so that a worker whose peer died fails instead of waiting minutes.
 
@@ -121,6 +191,7 @@ def init_from_env(env=None):
 
     env = os.environ if env is None else env
     coordinator, size, rank = job
+    device_ids = local_device_ids_from_env(env)
     heartbeat = int(env.get(ENV_HEARTBEAT, "10"))
     init_timeout = int(env.get(ENV_INIT_TIMEOUT, "120"))
     try:
@@ -132,6 +203,7 @@ def init_from_env(env=None):
             coordinator_address=coordinator,
             num_processes=size,
             process_id=rank,
+            local_device_ids=device_ids,
             initialization_timeout=init_timeout,
             heartbeat_timeout_seconds=heartbeat,
             shutdown_timeout_seconds=heartbeat,

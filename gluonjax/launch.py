@@ -13,7 +13,9 @@ Each worker gets the environment ``import gluonjax`` reads to join the job with
 and MXNet's names ``DMLC_ROLE=worker``, ``DMLC_NUM_WORKER``, ``DMLC_WORKER_ID``,
 ``DMLC_TASK_ID``, ``DMLC_PS_ROOT_URI``/``DMLC_PS_ROOT_PORT`` (the coordinator: there
 are no parameter servers, ``DMLC_NUM_SERVER=0``). With ``mpi`` the rank comes from
-``OMPI_COMM_WORLD_RANK``.
+``OMPI_COMM_WORLD_RANK``. ``--gpus-per-worker K`` gives each worker K accelerators of
+its machine (jax's ``JAX_LOCAL_DEVICE_IDS``, applied by ``jax.distributed.initialize``;
+with ``mpi`` the worker computes them from ``OMPI_COMM_WORLD_LOCAL_RANK``).
 
 The launcher supervises the workers it starts (``local``; with ``ssh``/``mpi`` the ssh
 or mpirun processes): their output lines are prefixed with ``[rank]``; when one
@@ -33,7 +35,7 @@ import sys
 import threading
 import time
 
-__all__ = ["main", "worker_env", "build_commands", "LaunchError"]
+__all__ = ["main", "worker_env", "device_ids", "build_commands", "LaunchError"]
 
 
 class LaunchError(Exception):
@@ -47,14 +49,44 @@ def free_port(host="127.0.0.1"):
         return s.getsockname()[1]
 
 
-def worker_env(num_workers, coordinator_host, port, rank=None, heartbeat=None):
+def device_ids(local_rank, gpus_per_worker):
+    """The accelerator ids of the worker that is ``local_rank``-th on its machine, with
+    ``gpus_per_worker`` each: ``[local_rank * k, ..., local_rank * k + k - 1]``.
+
+    Examples
+    --------
+    >>> device_ids(1, 2)
+    [2, 3]
+    """
+    k = int(gpus_per_worker)
+    return list(range(local_rank * k, (local_rank + 1) * k))
+
+
+def worker_env(
+    num_workers,
+    coordinator_host,
+    port,
+    rank=None,
+    heartbeat=None,
+    gpus_per_worker=None,
+    local_rank=None,
+):
     """The variables worker ``rank`` runs with (without the rank: those common to all).
+
+    ``gpus_per_worker``: each worker gets that many accelerators of its machine,
+    ``GLUONJAX_GPUS_PER_WORKER``; with ``local_rank`` (the worker's place among the
+    workers of its machine) also jax's ``JAX_LOCAL_DEVICE_IDS`` (see :func:`device_ids`),
+    which ``jax.distributed.initialize`` applies. Without ``local_rank`` (``mpi``) the
+    worker reads its local rank from MPI when it joins the job.
 
     Examples
     --------
     >>> env = worker_env(2, '127.0.0.1', 9000, rank=1)
     >>> env['GLUONJAX_COORDINATOR'], env['DMLC_WORKER_ID'], env['DMLC_ROLE']
     ('127.0.0.1:9000', '1', 'worker')
+    >>> worker_env(2, '127.0.0.1', 9000, rank=1, gpus_per_worker=2, local_rank=1)[
+    ...     'JAX_LOCAL_DEVICE_IDS']
+    '2,3'
     """
     env = {
         "GLUONJAX_COORDINATOR": f"{coordinator_host}:{port}",
@@ -70,6 +102,12 @@ def worker_env(num_workers, coordinator_host, port, rank=None, heartbeat=None):
         env["GLUONJAX_HEARTBEAT_TIMEOUT"] = str(int(heartbeat))
     if rank is not None:
         env["GLUONJAX_PROCESS_ID"] = env["DMLC_WORKER_ID"] = env["DMLC_TASK_ID"] = str(rank)
+    if gpus_per_worker:
+        env["GLUONJAX_GPUS_PER_WORKER"] = str(int(gpus_per_worker))
+        if local_rank is not None:
+            env["GLUONJAX_LOCAL_RANK"] = str(local_rank)
+            ids = device_ids(local_rank, gpus_per_worker)
+            env["JAX_LOCAL_DEVICE_IDS"] = ",".join(map(str, ids))
     return env
 
 
@@ -117,10 +155,18 @@ def build_commands(args):
     n = args.num_workers
     command = list(args.command)
     extra = _passed_env(args)
+    gpus = args.gpus_per_worker
     if args.launcher == "local":
         port = args.port or free_port()
         return [
-            (r, command, {**worker_env(n, "127.0.0.1", port, r, args.heartbeat_timeout), **extra})
+            (
+                r,
+                command,
+                {
+                    **worker_env(n, "127.0.0.1", port, r, args.heartbeat_timeout, gpus, r),
+                    **extra,
+                },
+            )
             for r in range(n)
         ]
     if not args.hostfile:
@@ -133,7 +179,8 @@ def build_commands(args):
         out = []
         for r in range(n):
             host, ssh_port = hosts[r % len(hosts)]
-            env = {**worker_env(n, root, port, r, args.heartbeat_timeout), **extra}
+            local = r // len(hosts)  # workers go to the hosts in turn
+            env = {**worker_env(n, root, port, r, args.heartbeat_timeout, gpus, local), **extra}
             assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
             remote = f"cd {shlex.quote(workdir)} && env {assigns} {shlex.join(command)}"
             ssh = ["ssh", "-o", "StrictHostKeyChecking=no"]
@@ -141,7 +188,7 @@ def build_commands(args):
                 ssh += ["-p", str(ssh_port)]
             out.append((r, ssh + [host, remote], {}))
         return out
-    env = {**worker_env(n, root, port, None, args.heartbeat_timeout), **extra}
+    env = {**worker_env(n, root, port, None, args.heartbeat_timeout, gpus), **extra}
     mpirun = ["mpirun", "-n", str(n), "--hostfile", args.hostfile, "--tag-output"]
     mpirun += ["-wdir", workdir]
     for k, v in env.items():
@@ -168,6 +215,14 @@ def parse(argv=None):
     p.add_argument(
         "--heartbeat-timeout", type=int, default=10, help="seconds before a dead peer is noticed"
     )
+    p.add_argument(
+        "--gpus-per-worker",
+        type=int,
+        default=0,
+        metavar="K",
+        help="give each worker K accelerators of its machine (worker i on a machine: "
+        "ids i*K..i*K+K-1; default: every worker sees all of them)",
+    )
     p.add_argument("--sync-dst-dir", help="working directory on the hosts (default: this one)")
     p.add_argument("--env", action="append", default=[], help="NAME: pass this variable")
     p.add_argument("--env-worker", action="append", default=[], help="NAME:VALUE for workers")
@@ -181,6 +236,8 @@ def parse(argv=None):
         p.error("give the command to run, e.g. python train.py")
     if args.num_workers < 1:
         p.error(f"-n must be at least 1, got {args.num_workers}")
+    if args.gpus_per_worker < 0:
+        p.error(f"--gpus-per-worker must be at least 1, got {args.gpus_per_worker}")
     if args.launcher is None:
         args.launcher = "ssh" if args.hostfile else "local"
     return args

@@ -4,7 +4,9 @@
 the workers and trains small MLPs on this worker's half of a fixed batch (with
 ``kvstore='dist_sync'``; ``'horovod'``, which updates on the worker; hybridized with
 ``allreduce_grads`` and ``update``; as a Module), writing ``OUTDIR/rank<r>.json``.
-MODE ``devices``: the same over 2 devices per worker. MODE ``raise`` (``kill``):
+MODE ``devices``: the same over 2 devices per worker. MODE ``syncbn``: a
+SyncBatchNorm + Dense net on this worker's rows of a fixed batch (5 rows on worker 0,
+3 on worker 1), eager / hybridized / ``compile_step``. MODE ``raise`` (``kill``):
 worker 1 raises (kills itself with SIGKILL) after one step; worker 0 goes on and
 would wait for it forever.
 """
@@ -34,15 +36,18 @@ def data():
     return x, y, [w1, b1, w2, b2]
 
 
-def train(kvstore, rank, n, steps=STEPS, crash_after=None, crash=None, split=False, ctx=None):
+def train(
+    kvstore, rank, n, steps=STEPS, crash_after=None, crash=None, split=False, ctx=None, fused=False
+):
     """``split``: hybridized, ``update_on_kvstore=False``, and ``allreduce_grads()``
     then ``update()`` in place of ``step()``. ``ctx``: this worker's contexts (its
-    half batch split over them with ``split_and_load``)."""
+    half batch split over them with ``split_and_load``). ``fused``: hybridized, one
+    ``trainer.compile_step`` call per step."""
     x, y, init = data()
     net = mx.gluon.nn.HybridSequential()
     net.add(mx.gluon.nn.Dense(5, activation="tanh", in_units=3), mx.gluon.nn.Dense(2, in_units=5))
     net.initialize(ctx=ctx)
-    if split:
+    if split or fused:
         net.hybridize()
     for p, v in zip(net.collect_params().values(), init):
         # worker 0's values must win (the store broadcasts them); the others start wrong
@@ -58,7 +63,11 @@ def train(kvstore, rank, n, steps=STEPS, crash_after=None, crash=None, split=Fal
     part = len(x) // n
     xs = mx.nd.array(x[rank * part : (rank + 1) * part])
     ys = mx.nd.array(y[rank * part : (rank + 1) * part])
+    fused_step = trainer.compile_step(net, loss_fn) if fused else None
     for step in range(steps):
+        if fused:
+            fused_step(xs, ys, len(x))
+            continue
         if ctx is None:
             with mx.autograd.record():
                 loss = loss_fn(net(xs), ys)
@@ -105,6 +114,78 @@ def train_module(kvstore, rank, n, steps=STEPS):
     return [args[k].asnumpy().tolist() for k in names]
 
 
+SBN_ROWS = (5, 3)  # worker 0's and worker 1's rows of the batch: uneven on purpose
+
+
+def syncbn_data():
+    """A (8, 3, 4) batch, (8, 2) labels and the initial gamma, beta, weight, bias."""
+    rs = np.random.RandomState(1)
+    x = (rs.randn(8, 3, 4) * 2 + 1).astype(np.float32)
+    y = rs.randn(8, 2).astype(np.float32)
+    gamma = (1 + rs.randn(3) * 0.2).astype(np.float32)
+    beta = (rs.randn(3) * 0.2).astype(np.float32)
+    w = (rs.randn(2, 12) * 0.3).astype(np.float32)
+    b = (rs.randn(2) * 0.1).astype(np.float32)
+    return x, y, [gamma, beta, w, b]
+
+
+def syncbn(mode, kvstore, rank, steps=2):
+    """SyncBatchNorm(3 channels) then Dense(2), L2Loss, SGD; this worker's rows.
+
+    ``mode``: ``eager``, ``hybrid`` (both blocks hybridized) or ``compile``
+    (``trainer.compile_step``). Returns, per step, the BatchNorm output (eager,
+    hybrid), the Dense output or the loss, the gradient of each parameter and of the
+    input (before the update), then the final parameters and moving statistics.
+    """
+    from gluonjax.gluon.contrib.nn import SyncBatchNorm
+
+    x, y, init = syncbn_data()
+    start = sum(SBN_ROWS[:rank])
+    rows = slice(start, start + SBN_ROWS[rank])
+    bn = SyncBatchNorm(in_channels=3, num_devices=1)
+    dense = mx.gluon.nn.Dense(2, in_units=12)
+    net = mx.gluon.nn.HybridSequential()
+    net.add(bn, dense)
+    net.initialize()
+    for p, v in zip([bn.gamma, bn.beta, dense.weight, dense.bias], init):
+        p.set_data(mx.nd.array(v))
+    if mode != "eager":
+        net.hybridize()
+    params = [bn.gamma, bn.beta, dense.weight, dense.bias]
+    trainer = mx.gluon.Trainer(params, "sgd", {"learning_rate": LR}, kvstore=kvstore)
+    loss_fn = mx.gluon.loss.L2Loss()
+    xs, ys = mx.nd.array(x[rows]), mx.nd.array(y[rows])
+    fused = trainer.compile_step(net, loss_fn) if mode == "compile" else None
+    out = {"steps": []}
+    for _ in range(steps):
+        if fused is not None:
+            loss = fused(xs, ys, len(x))
+            out["steps"].append({"loss": loss.asnumpy().tolist()})
+            continue
+        xs.attach_grad()
+        with mx.autograd.record():
+            if mode == "eager":
+                h = bn(xs)
+                o = dense(h)
+            else:
+                o = net(xs)
+            loss = loss_fn(o, ys)
+        loss.backward()
+        rec = {"out": o.asnumpy().tolist(), "xgrad": xs.grad.asnumpy().tolist()}
+        rec["grads"] = [p.grad().asnumpy().tolist() for p in params]
+        if mode == "eager":
+            rec["bn"] = h.asnumpy().tolist()
+        out["steps"].append(rec)
+        trainer.step(len(x))
+    out["params"] = [p.data().asnumpy().tolist() for p in params]
+    out["moving"] = [bn.running_mean.data().asnumpy().tolist()]
+    out["moving"].append(bn.running_var.data().asnumpy().tolist())
+    if rank == 0:  # inference on one worker alone: moving statistics, no collective to wait in
+        out["predict"] = bn(mx.nd.array(x)).asnumpy().tolist()
+    mx.kv.create("dist_sync").barrier()
+    return out
+
+
 def store_checks(rank, n):
     kv = mx.kv.create("dist_sync")
     got = {"rank": kv.rank, "num_workers": kv.num_workers, "type": kv.type}
@@ -133,9 +214,21 @@ def main():
     if mode in ("raise", "kill"):
         train("dist_sync", rank, n, steps=200, crash_after=1 if rank == 1 else None, crash=mode)
         return
+    if mode == "syncbn":
+        result = {
+            "eager": syncbn("eager", "dist_sync", rank),
+            "hybrid": syncbn("hybrid", "horovod", rank),
+            "compile": syncbn("compile", "dist_sync", rank),
+        }
+        (outdir / f"rank{rank}.json").write_text(json.dumps(result))
+        return
     if mode == "devices":  # two devices in each worker
         ctx = [mx.cpu(0), mx.cpu(1)]
         result = {name: train(name, rank, n, ctx=ctx) for name in ("dist_sync", "horovod")}
+        try:  # a compiled step over several devices per worker: refused, not run wrong
+            train("dist_sync", rank, n, steps=1, ctx=ctx, fused=True)
+        except mx.base.MXNetError as err:
+            result["compile_error"] = str(err)
         (outdir / f"rank{rank}.json").write_text(json.dumps(result))
         return
     result = {"store": store_checks(rank, n)}
@@ -143,6 +236,7 @@ def main():
     result["horovod"] = train("horovod", rank, n)
     result["split"] = train("dist_device_sync", rank, n, split=True)
     result["module"] = train_module("dist_sync", rank, n)
+    result["compile"] = train("dist_sync", rank, n, fused=True)
     (outdir / f"rank{rank}.json").write_text(json.dumps(result))
 
 

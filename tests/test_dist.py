@@ -76,10 +76,100 @@ def test_dist_sync_two_workers_match_one_process(tmp_path):
         np.testing.assert_array_equal(store["push"], np.full((2, 3), 5.0))  # (1+1) + (2+1)
         np.testing.assert_array_equal(store["pushpull"], [3.0, 20.0])
         np.testing.assert_array_equal(store["broadcast"], [2.0, 1.0])  # worker 0's value
-        for name in ("dist_sync", "horovod", "split", "module"):
+        for name in ("dist_sync", "horovod", "split", "module", "compile"):
             for got, want in zip(res[name], expected):
                 np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
     assert results[0]["dist_sync"] == results[1]["dist_sync"]  # identical on every worker
+
+
+def _bn_reference(steps=2):
+    """Pure JAX, one process, the whole batch: BatchNorm(axis=1) in training mode (batch
+    mean, biased variance; moving statistics with momentum 0.9 as a C float), Dense,
+    L2Loss, SGD on the sum of the losses / the batch size. Per step: the BatchNorm
+    output, the Dense output, the losses, the parameter and input gradients."""
+    import jax
+    import jax.numpy as jnp
+
+    x, y, params = dist_worker.syncbn_data()
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    params = [jnp.asarray(p) for p in params]
+    moving = [jnp.zeros(3), jnp.ones(3)]
+    momentum = float(np.float32(0.9))
+
+    def forward(ps, xv):
+        gamma, beta, w, b = ps
+        mean = xv.mean(axis=(0, 2))
+        var = jnp.square(xv - mean[None, :, None]).mean(axis=(0, 2))
+        h = (xv - mean[None, :, None]) / jnp.sqrt(var + 1e-5)[None, :, None]
+        h = h * gamma[None, :, None] + beta[None, :, None]
+        o = h.reshape(len(xv), -1) @ w.T + b
+        losses = 0.5 * jnp.square(o - y).mean(axis=1)
+        return losses.sum(), (h, o, losses, mean, var)
+
+    grad = jax.grad(forward, argnums=(0, 1), has_aux=True)
+    steps_out = []
+    for _ in range(steps):
+        (g_params, g_x), (h, o, losses, mean, var) = grad(params, x)
+        steps_out.append({"bn": h, "out": o, "loss": losses, "grads": g_params, "xgrad": g_x})
+        moving = [m * momentum + s * (1 - momentum) for m, s in zip(moving, (mean, var))]
+        params = [p - dist_worker.LR * g / len(x) for p, g in zip(params, g_params)]
+    return steps_out, params, moving
+
+
+def test_syncbatchnorm_across_two_workers_matches_batchnorm(tmp_path):
+    """SyncBatchNorm in a 2-worker job (5 and 3 rows of an 8-row batch): its output,
+    the gradients (input: this worker's rows; parameters: summed over the workers),
+    the moving statistics and the parameters after 2 SGD steps equal BatchNorm on the
+    whole batch in one process; eager, hybridized and compile_step."""
+    proc, _ = _launch("syncbn", tmp_path)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    res = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    want_steps, want_params, want_moving = _bn_reference()
+    rows = [slice(0, 5), slice(5, 8)]
+
+    def close(got, want, what):
+        np.testing.assert_allclose(
+            np.asarray(got), np.asarray(want), rtol=1e-5, atol=2e-6, err_msg=what
+        )
+
+    for mode in ("eager", "hybrid", "compile"):
+        for r in range(2):
+            got = res[r][mode]
+            for k, (g, w) in enumerate(zip(got["steps"], want_steps)):
+                if mode == "compile":
+                    close(g["loss"], w["loss"][rows[r]], f"{mode} loss, step {k}, worker {r}")
+                    continue
+                if mode == "eager":
+                    close(g["bn"], w["bn"][rows[r]], f"{mode} output, step {k}, worker {r}")
+                close(g["out"], w["out"][rows[r]], f"{mode} Dense output, step {k}, worker {r}")
+                close(g["xgrad"], w["xgrad"][rows[r]], f"{mode} input grad, step {k}, worker {r}")
+                if r == 0:  # this worker's parameter gradients + the other's
+                    other = res[1][mode]["steps"][k]["grads"]
+                    for j, (a, b, want) in enumerate(zip(g["grads"], other, w["grads"])):
+                        close(np.add(a, b), want, f"{mode} gradient {j}, step {k}")
+            for j, (g, w) in enumerate(zip(got["params"], want_params)):
+                close(g, w, f"{mode} parameter {j} after the steps, worker {r}")
+            for j, (g, w) in enumerate(zip(got["moving"], want_moving)):
+                close(g, w, f"{mode} moving statistic {j}, worker {r}")
+        gamma, beta = (np.asarray(v)[None, :, None] for v in want_params[:2])
+        mean, var = (np.asarray(v)[None, :, None] for v in want_moving)
+        x = dist_worker.syncbn_data()[0]
+        want = (x - mean) / np.sqrt(var + 1e-5) * gamma + beta
+        close(res[0][mode]["predict"], want, f"{mode} inference on worker 0 alone")
+
+
+def test_collective_order_check():
+    """traced_allsum's tag check: equal tags pass, any difference is caught."""
+    from gluonjax.kvstore._collectives import CollectiveMismatchError, _check_tags, _tag_rows
+
+    def total(tags):
+        return np.sum([_tag_rows(t) for t in tags], axis=0, dtype=np.int32)
+
+    for tag in (7, 0xFFFFFFFF, 123456789):
+        _check_tags("bn/sum", tag, total([tag] * 3), 3)
+    for tags in ([1, 2], [5, 5, 6], [0xFFFFFFFF, 1]):
+        with pytest.raises(CollectiveMismatchError, match="same layers in the same order"):
+            _check_tags("bn/sum", tags[0], total(tags), len(tags))
 
 
 def test_two_workers_with_two_devices_each(tmp_path):
@@ -95,6 +185,7 @@ def test_two_workers_with_two_devices_each(tmp_path):
         for name in ("dist_sync", "horovod"):
             for got, want in zip(res[name], expected):
                 np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+        assert "several devices per worker is not supported" in res["compile_error"]
 
 
 @pytest.mark.parametrize("mode, code", [("kill", 128 + 9), ("raise", 1)])
@@ -191,6 +282,56 @@ def test_ssh_and_mpi_commands(tmp_path, capsys, monkeypatch):
     assert mpi.endswith(" python t.py")
 
 
+def _env_of(line):
+    return dict(item.split("=", 1) for item in shlex.split(line) if "=" in item)
+
+
+def test_gpus_per_worker_commands(tmp_path, capsys):
+    """--gpus-per-worker K: worker i of a machine gets jax's JAX_LOCAL_DEVICE_IDS
+    i*K..i*K+K-1 (local, ssh); mpi passes K and each worker reads its local rank from
+    MPI. Without the flag no worker is restricted (today's default)."""
+    lines = _commands(["-n", "3", "--gpus-per-worker", "2", "python", "t.py"], capsys)
+    envs = [_env_of(line) for line in lines]
+    assert [e["JAX_LOCAL_DEVICE_IDS"] for e in envs] == ["0,1", "2,3", "4,5"]
+    assert [e["GLUONJAX_LOCAL_RANK"] for e in envs] == ["0", "1", "2"]
+    assert all(e["GLUONJAX_GPUS_PER_WORKER"] == "2" for e in envs)
+    for line in _commands(["-n", "2", "python", "t.py"], capsys):
+        assert "JAX_LOCAL_DEVICE_IDS" not in line and "GPUS_PER_WORKER" not in line
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1\nnode2\n")
+    argv = ["-n", "4", "-H", str(hosts), "--gpus-per-worker", "1", "python", "t.py"]
+    lines = _commands(argv, capsys)
+    remote = [_env_of(shlex.split(line)[-1]) for line in lines]
+    assert [line.split()[3] for line in lines] == ["node1", "node2", "node1", "node2"]
+    assert [e["JAX_LOCAL_DEVICE_IDS"] for e in remote] == ["0", "0", "1", "1"]
+    (mpi,) = _commands(argv[:4] + ["--launcher", "mpi"] + argv[4:], capsys)
+    assert "-x GLUONJAX_GPUS_PER_WORKER=1" in mpi and "JAX_LOCAL_DEVICE_IDS" not in mpi
+
+
+def test_local_device_ids_from_env(monkeypatch):
+    from gluonjax import _distributed
+
+    get = _distributed.local_device_ids_from_env
+    assert get({"JAX_LOCAL_DEVICE_IDS": "4,5", "GLUONJAX_GPUS_PER_WORKER": "1"}) == [4, 5]
+    assert get({"GLUONJAX_GPUS_PER_WORKER": "2", "GLUONJAX_LOCAL_RANK": "2"}) == [4, 5]
+    assert get({"GLUONJAX_GPUS_PER_WORKER": "1", "SLURM_LOCALID": "3"}) == [3]
+    assert get({"DMLC_NUM_WORKER": "2"}) is None
+    with pytest.raises(DistributedInitError, match="rank on its machine"):
+        get({"GLUONJAX_GPUS_PER_WORKER": "2"})
+    with pytest.raises(DistributedInitError, match="comma-separated"):
+        get({"JAX_LOCAL_DEVICE_IDS": "0;1"})
+    # the ids reach jax.distributed.initialize (which restricts the CUDA/ROCm devices)
+    seen = {}
+    monkeypatch.setattr(_distributed, "is_initialized", lambda: False)
+    monkeypatch.setattr(_distributed, "_fail_fast", lambda: None)
+    monkeypatch.setattr("jax.distributed.initialize", lambda **kw: seen.update(kw))
+    monkeypatch.setattr("jax.config.update", lambda name, value: seen.update({name: value}))
+    env = dict(launch.worker_env(4, "127.0.0.1", 9000, 3, 5, gpus_per_worker=2, local_rank=1))
+    assert _distributed.init_from_env(env) is True
+    assert seen["local_device_ids"] == [2, 3] and seen["process_id"] == 3
+    assert seen["num_processes"] == 4 and seen["coordinator_address"] == "127.0.0.1:9000"
+
+
 def test_launcher_argument_errors(tmp_path, capsys):
     assert launch.main(["-n", "2", "--launcher", "ssh", "--dry-run", "python", "t.py"]) == 2
     assert "needs a hostfile" in capsys.readouterr().err
@@ -200,6 +341,9 @@ def test_launcher_argument_errors(tmp_path, capsys):
     assert "lists no hosts" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         launch.main(["-n", "2"])
+    with pytest.raises(SystemExit):
+        launch.main(["-n", "2", "--gpus-per-worker", "-1", "--dry-run", "python", "t.py"])
+    assert "--gpus-per-worker must be at least 1" in capsys.readouterr().err
 
 
 def test_job_from_env():

@@ -28,6 +28,7 @@ class FusedStep:
     """
 
     mesh = None  # a MeshState when the parameters live on several real devices
+    dist = False  # sum the gradients over the workers of a multi-process job
 
     def __init__(self, trainer, net, loss_fn):
         self.trainer, self.net, self.loss_fn = trainer, net, loss_fn
@@ -53,6 +54,7 @@ class FusedStep:
         for i in self.train_idx:
             if i not in tr._states:
                 tr._states[i] = o.create_state(i, tr._params[i]._data._data)
+        self.dist = self._setup_dist()
         self._setup_contexts(allp)
         if self.mesh is None:
             self._jit = jax.jit(self._pure, donate_argnums=(0, 1))
@@ -64,12 +66,40 @@ class FusedStep:
         self.keyed = None  # pass a random key? (the first call traces to find out)
         self.uses_random = False
 
+    def _setup_dist(self):
+        """Whether the step runs in a job of several processes with a multi-process
+        store ('dist_sync', 'horovod', ...): the gradients are then summed over the
+        workers inside the compiled step (one collective), as the store would."""
+        from ..kvstore.dist import DistKVStore
+
+        tr = self.trainer
+        if jax.process_count() == 1:
+            return False
+        if not tr._kv_initialized and isinstance(tr._kvstore_params["kvstore"], DistKVStore):
+            tr._init_kvstore()  # a store object given by the user: MXNet's first step
+        if not isinstance(tr._kvstore, DistKVStore):
+            return False
+        if tr._params_to_init:  # worker 0's initial values on every worker, now
+            tr._init_params()
+        tr._update_on_kvstore = False  # the step applies the optimizer and keeps its states
+        return True
+
     def _setup_contexts(self, allp):
         """A mesh when every parameter is on the same list of distinct real devices."""
         from ._mesh import MeshState, mesh_devices
 
         lists = {tuple(p.list_ctx()) for p in allp}
         devices = mesh_devices(list(next(iter(lists)))) if len(lists) == 1 else None
+        if devices is not None and self.dist:
+            from ..base import MXNetError
+
+            raise MXNetError(
+                f"compile_step: the parameters are on {len(devices)} devices of this worker, "
+                f"in a job of {jax.process_count()} workers; a compiled step over several "
+                f"devices per worker is not supported yet. Run one worker per device "
+                f"(python -m gluonjax.launch --gpus-per-worker 1), or train with the "
+                f"record/backward/trainer.step loop."
+            )
         if devices is not None:
             self.mesh = MeshState(devices)
             self._states_put = None
@@ -88,6 +118,9 @@ class FusedStep:
     def _pure(self, pvals, states, x, y, seed_key, counter, lrs, wds, ts, rescale, okey):
         o = self.trainer._optimizer
         pos = self.train_pos
+        if wds is None and rescale is None:  # MeshState.packed: [*lrs, *wds, rescale]
+            m = len(pos)
+            lrs, wds, rescale = lrs[:m], lrs[m : 2 * m], lrs[2 * m]
 
         def loss_of(tv):
             full = list(pvals)
@@ -111,6 +144,10 @@ class FusedStep:
                 return jnp.sum(loss), (loss, scope.updates())
 
         grads, (loss, updates) = jax.grad(loss_of, has_aux=True)([pvals[i] for i in pos])
+        if self.dist:  # the sum over the workers (trainer.step's store does the same)
+            from ..kvstore._collectives import traced_allsum
+
+            grads = list(traced_allsum(tuple(grads), "compile_step/gradients"))
         new_p = list(pvals)
         for i, v in updates.items():
             if i not in pos:
@@ -180,7 +217,11 @@ class FusedStep:
         # then the optimizer's key (SGLD), drawn as the loop's trainer.step draws it
         lrs, wds, ts, rescale, okey = _inputs(o, idx)
         if self.mesh is not None:  # on the mesh once, not resharded on every call
-            lrs, wds, rescale = self.mesh.inputs((lrs, wds, rescale))
+            packed = self.mesh.packed(lrs, wds, rescale)
+            if packed is None:
+                lrs, wds, rescale = self.mesh.inputs((lrs, wds, rescale))
+            else:  # one input instead of three
+                lrs, wds, rescale = packed, None, None
         new_p, new_s, loss = self._jit(
             pvals, states, x, y, key, counter, lrs, wds, ts, rescale, okey
         )

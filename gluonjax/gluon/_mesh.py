@@ -8,6 +8,12 @@ without a copy from the per-device arrays, and a batch sharded along that axis;
 XLA then inserts the gradient all-reduce, and batch statistics (BatchNorm,
 SyncBatchNorm) cover the whole batch. Logical contexts (``cpu(i)`` beyond jax's
 devices) and repeated devices form no mesh: they keep the per-context path.
+
+Per call, the step avoids work the mesh does not need: ``split_and_load``'s sharded
+batch is reused as is when the step gets exactly its pieces (:class:`ShardedBatch`),
+the learning rates, weight decays and gradient scale travel as one input
+(:meth:`MeshState.packed`), and the new replicated values are cut into the contexts'
+arrays only when one of those is used (:class:`SplitPending`).
 """
 
 from __future__ import annotations
@@ -20,9 +26,19 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ..base import MXNetError
-from ._param_array import VERSION, write_values
+from ._param_array import VERSION, ParamArray, write_values
+from ._param_array import _get_value as _slot_get
+from ._param_array import _set_value as _slot_set
 
-__all__ = ["AXIS", "mesh_devices", "mesh_of", "replicated", "batch_sharding", "MeshState"]
+__all__ = [
+    "AXIS",
+    "mesh_devices",
+    "mesh_of",
+    "replicated",
+    "batch_sharding",
+    "ShardedBatch",
+    "MeshState",
+]
 
 AXIS = "data"
 
@@ -58,6 +74,128 @@ def batch_sharding(mesh, ndim, axis=0):
     return NamedSharding(mesh, P(*spec))
 
 
+def _arrays_are_shards(value, devices):
+    """Whether ``value._arrays`` (jax's per-device arrays of a ``jax.Array``, which
+    ``addressable_shards`` wraps into ``Shard`` objects at a few microseconds per array)
+    holds exactly the shards' data on ``devices``, in order: checked once per
+    :class:`MeshState` before :meth:`MeshState.write` reads it on every step."""
+    try:
+        arrays, shards = list(value._arrays), value.addressable_shards
+    except (AttributeError, TypeError):
+        return False
+    return (
+        len(arrays) == len(shards) == len(devices)
+        and all(a is s.data for a, s in zip(arrays, shards))
+        and all(s.device == d for s, d in zip(shards, devices))
+    )
+
+
+def _pieces(value, fast):
+    """``value``'s per-device arrays in the mesh's device order."""
+    return list(value._arrays) if fast else [s.data for s in value.addressable_shards]
+
+
+class _Split:
+    """One parameter's new replicated value, not yet cut into its contexts' arrays.
+
+    Cutting a replicated array into per-device arrays costs microseconds per device
+    and parameter on every step, and a compiled step over the mesh does not need the
+    pieces (its next call takes the replicated values again). So
+    :meth:`MeshState.write` marks the contexts' arrays :class:`SplitPending` instead,
+    and the first read of any of them gives every context its piece (the pattern of
+    ``autograd._deferred.Pending``).
+    """
+
+    __slots__ = ("value", "arrays", "fast")
+
+    def __init__(self, value, arrays, fast):
+        self.value, self.arrays, self.fast = value, arrays, fast
+
+    def settle(self):
+        """Give each context's array its device's piece; its class is ParamArray again.
+
+        While pending, each array's slot holds the replicated value itself (the same
+        shape and dtype; the old pieces are released at once); an array whose slot was
+        written directly since (``write_values``) keeps that newer value."""
+        arrays = self.arrays
+        if not arrays:
+            return
+        self.arrays = ()
+        pieces = _pieces(self.value, self.fast)
+        value = self.value
+        for a, piece in zip(arrays, pieces):
+            d = a.__dict__
+            if d.get("_split") is not self:
+                continue  # superseded by a later write
+            del d["_split"]
+            if _slot_or_none(a) is value:
+                _slot_set(a, piece)
+            _set_class(a, ParamArray)
+
+
+class SplitPending(ParamArray):
+    """A parameter array whose value is its device's piece of a replicated array not
+    cut yet (see :class:`_Split`); reading or writing ``_data`` cuts it first."""
+
+    __slots__ = ()
+
+    def _cut(self):
+        split = self.__dict__.get("_split")
+        if split is not None:
+            split.settle()
+        if type(self) is SplitPending:  # a copy made while pending, without its split
+            self.__dict__.pop("_split", None)
+            _set_class(self, ParamArray)
+
+    def _get_data(self):
+        self._cut()
+        return _slot_get(self)
+
+    def _set_data(self, value):
+        self._cut()
+        self._data = value  # a ParamArray again: its own write (version, layout)
+
+    _data = property(_get_data, _set_data)
+
+
+def _set_class(a, cls):
+    object.__setattr__(a, "__class__", cls)  # no version bump: the value is unchanged
+
+
+def _slot_or_none(a):
+    try:
+        return _slot_get(a)
+    except AttributeError:
+        return None
+
+
+class ShardedBatch:
+    """What ``split_and_load`` remembers on each piece of an even split over a mesh.
+
+    ``whole``: the batch as one ``jax.Array`` sharded along ``axis`` over ``devices``
+    (one transfer); ``parts``: its per-device arrays, which the pieces hold. A
+    compiled step over the same devices given exactly these pieces (the same
+    immutable arrays, in order) takes ``whole`` instead of assembling the pieces
+    again; anything else (a piece replaced, reordered, written in place) is assembled
+    as before. The pieces keep ``whole`` alive, nothing else does.
+    """
+
+    __slots__ = ("whole", "parts", "devices", "axis")
+
+    def __init__(self, whole, parts, devices, axis):
+        self.whole, self.parts, self.devices, self.axis = whole, tuple(parts), devices, axis
+
+    def matches(self, pieces, devices, axis):
+        """Whether ``pieces`` (NDArrays) are exactly this batch's, over ``devices``."""
+        parts = self.parts
+        if axis != self.axis or devices != self.devices or len(pieces) != len(parts):
+            return False
+        for piece, part in zip(pieces, parts):
+            if piece.__dict__.get("_sharded_batch") is not self or piece._data is not part:
+                return False
+        return True
+
+
 class MeshState:
     """The mesh view of a set of parameters (all on the same device list).
 
@@ -73,6 +211,8 @@ class MeshState:
         self._global = self._params = None
         self._version = -1  # _param_array.VERSION when _global was built or written
         self._inputs = None
+        self._packed = None
+        self._fast_parts = None  # whether jax's Array._arrays lists the shards (see write)
         # XLA:CPU can deadlock when several collective programs over forced CPU devices
         # are in flight at once (a device's thread never joins the all-reduce's
         # rendezvous; seen with 4 devices on 2 cores, pure jax too): on CPU, each
@@ -96,7 +236,22 @@ class MeshState:
         rep, n = self.rep, len(self.devices)
         out = []
         for p in params:
-            arrays = [a._data for a in p._arrays()]
+            views = p._arrays()
+            split = views[0].__dict__.get("_split")
+            if (
+                split is not None
+                and split.arrays
+                and split.value.sharding == rep  # written over this mesh
+                and all(
+                    type(a) is SplitPending
+                    and a.__dict__["_split"] is split
+                    and _slot_or_none(a) is split.value
+                    for a in views
+                )
+            ):
+                out.append(split.value)  # written by write() and not cut yet: as it was
+                continue
+            arrays = [a._data for a in views]
             if len(arrays) != n:
                 raise MXNetError(
                     f"Parameter '{p.name}' is on {p.list_ctx()}; the compiled step runs over "
@@ -110,13 +265,31 @@ class MeshState:
         return out
 
     def write(self, params, values):
-        """Point each context's array of ``params`` at its device's copy of ``values``."""
+        """Point each context's array of ``params`` at its device's copy of ``values``.
+
+        Dense parameter arrays take their pieces when first read (:class:`_Split`);
+        others are cut now. Until then :meth:`values` gives ``values`` back as they are.
+        """
         arrays, parts = [], []
+        fast = self._fast_parts
+        if fast is None and values:
+            fast = self._fast_parts = _arrays_are_shards(values[0], self.devices)
+        lazy = (ParamArray, SplitPending)
         for p, v in zip(params, values):
             views = p._arrays()
-            arrays.extend(views)
-            parts.extend(s.data for s in v.addressable_shards)  # in the mesh's device order
-        write_values(arrays, parts)
+            for a in views:
+                if type(a) not in lazy:  # e.g. a sparse parameter's array: cut now
+                    arrays.extend(views)
+                    parts.extend(_pieces(v, fast))  # in the mesh's device order
+                    break
+            else:
+                split = _Split(v, views, fast)
+                for a in views:
+                    a.__dict__["_split"] = split
+                    _slot_set(a, v)  # the old piece goes now; the new one on first use
+                    if type(a) is ParamArray:
+                        _set_class(a, SplitPending)
+        write_values(arrays, parts)  # bumps VERSION (once) for all of them
         self._global, self._params, self._version = list(values), list(params), VERSION[0]
 
     def inputs(self, vals):
@@ -128,6 +301,23 @@ class MeshState:
             return got[1]
         out = tuple(None if v is None else jax.device_put(v, self.rep) for v in vals)
         self._inputs = (vals, out)
+        return out
+
+    def packed(self, lrs, wds, rescale):
+        """``lrs``, ``wds`` and ``rescale`` (float32) as ONE array replicated over the
+        mesh, ``[*lrs, *wds, rescale]``: one input of the compiled step instead of
+        three (each input over n devices costs the call microseconds). Rebuilt only
+        when other arrays come (the optimizer caches them while nothing changes);
+        None when they are not all float32 (then pass them apart, :meth:`inputs`)."""
+        got = self._packed
+        if got is not None and got[0] is lrs and got[1] is wds and got[2] is rescale:
+            return got[3]
+        vals = [np.asarray(v) for v in (lrs, wds, rescale)]
+        if any(v.dtype != np.float32 for v in vals):
+            return None
+        flat = np.concatenate([v.reshape(-1) for v in vals])
+        out = jax.device_put(flat, self.rep)
+        self._packed = (lrs, wds, rescale, out)
         return out
 
     def put(self, tree):
@@ -144,6 +334,9 @@ class MeshState:
         """
         n = len(self.devices)
         if isinstance(data, (list, tuple)):
+            info = data[0].__dict__.get("_sharded_batch") if data else None
+            if info is not None and info.matches(data, self.devices, axis):
+                return info.whole  # split_and_load's sharded batch, not assembled again
             raws = [d._data for d in data]
             if len(raws) != n:
                 raise MXNetError(

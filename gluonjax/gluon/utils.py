@@ -102,7 +102,7 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
 def _shard_over_devices(data, ctx_list, batch_axis):
     """The slices of ``data`` (an NDArray) on the distinct devices of ``ctx_list`` from
     one sharded transfer, or None (logical contexts, an uneven split, sparse data)."""
-    from ._mesh import batch_sharding, mesh_devices, mesh_of
+    from ._mesh import ShardedBatch, batch_sharding, mesh_devices, mesh_of
 
     devices = mesh_devices(ctx_list)
     raw = data._data
@@ -112,7 +112,16 @@ def _shard_over_devices(data, ctx_list, batch_axis):
         return None
     whole = jax.device_put(raw, batch_sharding(mesh_of(devices), raw.ndim, batch_axis))
     on = {s.device: s.data for s in whole.addressable_shards}
-    return [NDArray(on[d]) for d in devices]
+    parts = [on[d] for d in devices]
+    # each piece remembers the sharded batch: a compiled step over these devices given
+    # exactly these pieces uses it as is (see _mesh.ShardedBatch)
+    info = ShardedBatch(whole, parts, devices, batch_axis)
+    out = []
+    for part in parts:
+        piece = NDArray(part)
+        piece.__dict__["_sharded_batch"] = info
+        out.append(piece)
+    return out
 
 
 @jax.jit

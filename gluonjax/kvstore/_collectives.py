@@ -7,18 +7,31 @@ the root's row, with a replicated result; the values of one dtype are summed as 
 flat buffer (one all-reduce per call). XLA runs the communication (gloo on CPU, NCCL
 on GPU). Every process must call the same collectives in the same order, as
 with any SPMD program.
+
+:func:`traced_allsum` runs the same sum from inside a traced program (a jitted,
+hybridized or differentiated function: SyncBatchNorm's statistics): an ordered
+host callback calls the job's collective, and its gradient is the same sum of the
+cotangents.
 """
 
 from __future__ import annotations
 
 import functools
+import zlib
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-__all__ = ["ProcessGroup", "process_group"]
+from ..base import MXNetError
+
+
+class CollectiveMismatchError(MXNetError, RuntimeError):
+    """The processes of a job called different collectives at the same point."""
+
+
+__all__ = ["ProcessGroup", "process_group", "traced_allsum", "CollectiveMismatchError"]
 
 
 def _sum_rows(arrays):
@@ -119,3 +132,87 @@ def _group(count):
 def process_group():
     """The job's :class:`ProcessGroup` (made once per process)."""
     return _group(jax.process_count())
+
+
+# ---------------------------------------------------------------- inside programs
+def _tag_rows(tag):
+    """``[t, t*t]`` (uint32 arithmetic, as int32) for the order check of a collective."""
+    t = np.uint32(tag)
+    with np.errstate(over="ignore"):
+        return np.array([t, t * t], np.uint32).view(np.int32)
+
+
+def _check_tags(name, tag, total, size):
+    """Every process passed the same tag iff ``size * sum(t*t) == sum(t)**2`` (Cauchy-
+    Schwarz; checked modulo 2**32, where int32 sums wrap)."""
+    s1, s2 = (int(v) for v in np.asarray(total).view(np.uint32))
+    if (size * s2 - s1 * s1) % (1 << 32):
+        raise CollectiveMismatchError(
+            f"collective '{name}' (tag {tag}) met a different collective on another "
+            f"worker: every worker must run the same layers in the same order (a "
+            f"SyncBatchNorm trained on one worker only, or layers whose order differs)"
+        )
+
+
+def _host_allsum(name, tag, *arrays):
+    g = process_group()
+    got = g.allsum([jax.device_put(np.asarray(a), g.device) for a in arrays] + [_tag_rows(tag)])
+    _check_tags(name, tag, got[-1], g.size)
+    return tuple(np.asarray(a) for a in got[:-1])
+
+
+def _callback(name, tag, arrays):
+    from jax.experimental import io_callback
+
+    shapes = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays)
+    fn = functools.partial(_host_allsum, name, tag)
+    return io_callback(fn, shapes, *arrays, ordered=True)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _allsum(name, arrays):
+    return _callback(name, zlib.crc32(name.encode()), arrays)
+
+
+def _allsum_fwd(name, arrays):
+    return _allsum(name, arrays), None
+
+
+def _allsum_bwd(name, _, cts):
+    # the sum's cotangent on each process is the sum of every process's cotangent;
+    # integer results have float0 cotangents (no gradient)
+    diff = [c.dtype != jax.dtypes.float0 for c in cts]
+    floats = tuple(c for c, d in zip(cts, diff) if d)
+    back = name + "/grad"
+    summed = iter(_callback(back, zlib.crc32(back.encode()), floats) if floats else ())
+    return (tuple(next(summed) if d else c for c, d in zip(cts, diff)),)
+
+
+_allsum.defvjp(_allsum_fwd, _allsum_bwd)
+
+
+def traced_allsum(arrays, name):
+    """The sums over every process of ``arrays``, from inside a traced program.
+
+    Differentiable: the gradient with respect to this process's ``arrays`` is the
+    sum over the processes of the result's cotangents (each process's loss depends
+    on every process's values). Integer arrays are summed too and get no gradient.
+    The call is an ordered host callback that runs :meth:`ProcessGroup.allsum`, so
+    the program waits for every process there; ``name`` identifies the call site
+    (a layer): when another process reaches a different one the call raises
+    :class:`CollectiveMismatchError` instead of summing unrelated values. Only for
+    a job of several processes; each process's program must run on one device.
+
+    Parameters
+    ----------
+    arrays : sequence of jax arrays (tracers inside a program)
+    name : str
+
+    Returns
+    -------
+    tuple of arrays
+        Of the same shapes and dtypes.
+    """
+    if not arrays:
+        return ()
+    return _allsum(str(name), tuple(arrays))

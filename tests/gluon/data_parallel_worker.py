@@ -369,6 +369,150 @@ def case_gradplace():
         np.testing.assert_allclose(w.grad.asnumpy(), np.full(3, want))
 
 
+def case_fastbatch():
+    """compile_step over 2 devices takes split_and_load's sharded batch as is only when
+    it is given exactly that batch's pieces (the same arrays, in order, on the mesh's
+    devices); reordered pieces, a piece replaced by another array (even of equal values)
+    or written in place, pieces of two batches, another device order, another axis and
+    an uneven split are assembled from the pieces given (values checked against NumPy).
+    Training on the fast path matches training on the whole batch (an NDArray)."""
+    import gc
+    import weakref
+
+    ctx = _ctx(2)
+    rng = np.random.RandomState(3)
+    x = rng.randn(8, 10).astype(np.float32)
+    y = rng.randint(0, 5, 8).astype(np.float32)
+    net = _mlp()
+    net.initialize()
+    init = [p.data().asnumpy() for p in net.collect_params().values()]
+    nets, losses = [], []
+    for whole in (False, True):  # split_and_load's pieces (fast path), the whole batch
+        net = _build(_mlp, ctx, init)
+        tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+        step = tr.compile_step(net, gluon.loss.SoftmaxCrossEntropyLoss())
+        for _ in range(3):
+            if whole:
+                loss = step(nd.array(x), nd.array(y))
+            else:
+                loss = step(*(gluon.utils.split_and_load(nd.array(a), ctx) for a in (x, y)))
+        nets.append([p.data(ctx[1]).asnumpy() for p in net.collect_params().values()])
+        losses.append(loss.asnumpy())
+    _close(nets[0], nets[1], "compile_step on split_and_load's pieces vs the whole batch")
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-6)
+
+    ms = step.mesh
+    xs = gluon.utils.split_and_load(nd.array(x), ctx)
+    info = xs[0].__dict__["_sharded_batch"]
+    assert all(p.__dict__["_sharded_batch"] is info for p in xs)
+    assert ms.batch(xs) is info.whole and ms.batch(tuple(xs)) is info.whole
+    np.testing.assert_array_equal(np.asarray(info.whole), x)
+    first = weakref.ref(info.whole)
+
+    def assembled(pieces, want, axis=0):
+        got = ms.batch(pieces, axis)
+        assert got is not first()
+        for p in pieces:
+            got_info = p.__dict__.get("_sharded_batch")
+            assert got_info is None or got is not got_info.whole
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+    assembled([xs[1], xs[0]], np.concatenate([x[4:], x[:4]]))  # reordered
+    assembled([xs[0], nd.array(x[4:] + 1, ctx=ctx[1])], np.concatenate([x[:4], x[4:] + 1]))
+    assembled([xs[0], nd.array(x[4:], ctx=ctx[1])], x)  # equal values, another array
+    again = gluon.utils.split_and_load(nd.array(x), ctx)
+    assembled([xs[0], again[1]], x)  # pieces of two batches
+    again[1][:] = 7  # written in place: the piece now holds another array
+    assembled(again, np.concatenate([x[:4], np.full((4, 10), 7, np.float32)]))
+    swapped = gluon.utils.split_and_load(nd.array(x), [ctx[1], ctx[0]])
+    assert swapped[0].context == ctx[1]
+    assembled(swapped, x)  # the mesh's devices in another order
+    cols = gluon.utils.split_and_load(nd.array(x), ctx, batch_axis=1)
+    assert ms.batch(cols, 1) is cols[0].__dict__["_sharded_batch"].whole
+    assembled(cols, np.concatenate([x[:, :5], x[:, 5:]]), axis=0)  # another axis
+    uneven = gluon.utils.split_and_load(nd.array(x[:5]), ctx, even_split=False)
+    assert [p.shape[0] for p in uneven] == [3, 2]  # numpy.array_split's pieces
+    assert all("_sharded_batch" not in p.__dict__ for p in uneven)
+    assembled(uneven, x[:5])
+    # the pieces keep the sharded batch alive, nothing else does
+    del xs, info
+    gc.collect()
+    assert first() is None
+    # the learning rates, weight decays and gradient scale as one input: float32 only
+    lrs, wds = jnp.ones(2, jnp.float32), jnp.zeros(2, jnp.float32)
+    packed = ms.packed(lrs, wds, jnp.float32(0.5))
+    np.testing.assert_array_equal(np.asarray(packed), [1, 1, 0, 0, 0.5])
+    assert ms.packed(lrs.astype(jnp.float16), wds, jnp.float32(0.5)) is None
+
+
+def case_lazysplit():
+    """After compile_step over 2 devices every context's array holds its device's piece
+    of the new values however it is next used: read, written in place, set_data,
+    written directly (``write_values``), copied, or left for the next step while
+    another parameter is set; the values follow a pure-JAX SGD reference."""
+    import copy
+
+    from gluonjax.gluon._param_array import write_values
+
+    ctx = _ctx(2)
+    rng = np.random.RandomState(5)
+    x = rng.randn(8, 10).astype(np.float32)
+    y = rng.randint(0, 5, 8).astype(np.float32)
+    net = _mlp()
+    net.initialize()
+    w = [jnp.asarray(p.data().asnumpy()) for p in net.collect_params().values()]
+    net = _build(_mlp, ctx, [np.asarray(v) for v in w])
+    params = list(net.collect_params().values())
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    step = tr.compile_step(net, gluon.loss.SoftmaxCrossEntropyLoss())
+    grad = jax.jit(jax.grad(_mlp_loss))
+
+    def both():  # one step of gluonjax and of the reference
+        nonlocal w
+        step(*(gluon.utils.split_and_load(nd.array(a), ctx) for a in (x, y)))
+        g = grad(w, x, y)
+        w = [a - 0.1 * b / len(x) for a, b in zip(w, g)]
+
+    def check(what, skip=()):
+        for k, p in enumerate(params):
+            for c in ctx:
+                if (k, c) in skip:
+                    continue
+                arr = p.data(c)
+                assert arr._data.devices() == {c.jax_device}, (what, p.name, c)
+                _close([arr.asnumpy()], [np.asarray(w[k])], f"{what}: {p.name} on {c}")
+
+    both()
+    both()
+    check("read after 2 steps")
+    both()
+    params[0].data(ctx[1])[:] = 0  # in place, on one context: the other keeps its value
+    np.testing.assert_array_equal(params[0].data(ctx[1]).asnumpy(), 0)
+    check("in-place write on cpu(1)", skip={(0, ctx[1])})
+    params[0].set_data(nd.array(np.asarray(w[0])))
+    both()
+    new_bias = np.full(5, 0.25, np.float32)
+    params[3].set_data(nd.array(new_bias))  # another parameter set while the rest is pending
+    w[3] = jnp.asarray(new_bias)
+    both()
+    check("a step after set_data of one parameter")
+    both()
+    arrays = params[1]._arrays()
+    direct = jax.device_put(np.full(16, 3.0, np.float32), ctx[1].jax_device)
+    write_values([arrays[1]], [direct])  # a direct write wins over the pending piece
+    np.testing.assert_array_equal(arrays[1].asnumpy(), 3.0)
+    _close([arrays[0].asnumpy()], [np.asarray(w[1])], "bias on cpu(0) after a direct write")
+    params[1].set_data(nd.array(np.asarray(w[1])))
+    both()
+    clone = copy.deepcopy(params[2].data(ctx[1]))  # a copy taken while pending
+    _close([clone.asnumpy()], [np.asarray(w[2])], "deepcopy")
+    check("after the copy")
+    both()
+    for k, p in enumerate(params):
+        got = [d.asnumpy() for d in p.list_data()]
+        _close(got, [np.asarray(w[k])] * len(ctx), f"list_data of {p.name}")
+
+
 def main():
     assert len(jax.devices()) == 4, "run with XLA_FLAGS=--xla_force_host_platform_device_count=4"
     for case in sys.argv[1].split(","):

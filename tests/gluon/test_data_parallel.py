@@ -54,6 +54,18 @@ def test_stores_split_syncbatchnorm_and_checkpoints(tmp_path):
     _run("stores,split,syncbn,gradplace,checkpoint", str(tmp_path))
 
 
+def test_compile_step_reuses_split_and_load_batch_only_when_exact():
+    """split_and_load's sharded batch is taken as is by compile_step only for exactly its
+    pieces; reordered / replaced / in-place written / uneven pieces are assembled."""
+    _run("fastbatch")
+
+
+def test_compile_step_values_reach_every_context_however_used():
+    """compile_step over 2 devices: each context's array takes its piece of the new
+    values when first used (read, written in place or directly, set, copied)."""
+    _run("lazysplit")
+
+
 def test_compile_step_on_logical_contexts_updates_every_copy():
     """cpu(1) beyond jax's devices is a logical context: the compiled step runs on one
     device and every context's copy takes the new value (pure-JAX SGD reference)."""

@@ -99,9 +99,9 @@ def batch_norm(
         _check_vec(name, v, c)
     mm, mv = jax.lax.stop_gradient(moving_mean), jax.lax.stop_gradient(moving_var)
     if _train and not use_global_stats:
-        mean, var = _mean_var(data, tuple(i for i in range(data.ndim) if i != ax))
-        if _sync is not None:  # SyncBatchNorm: statistics over every device's batch
-            mean, var = _sync(mean, var)
+        axes = tuple(i for i in range(data.ndim) if i != ax)
+        # SyncBatchNorm's _sync: the statistics of every worker's batch
+        mean, var = _mean_var(data, axes) if _sync is None else _sync(data, axes)
         sm, sv = jax.lax.stop_gradient(mean), jax.lax.stop_gradient(var)
         # MXNet's momentum is a C float: 0.9 is 0.899999976 and 1 - momentum 0.100000024,
         # in float64 models too

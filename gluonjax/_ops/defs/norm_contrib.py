@@ -7,29 +7,43 @@ to the normalized output (MXNet fuses the two for oneDNN).
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..registry import Attr, register
-from .norm import _bn_infer, batch_norm
+from .norm import _bn_infer, _mean_var, batch_norm
 
 _BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
 _BN_AUX = ("moving_mean", "moving_var")
 
 
-def cross_device_mean_var(mean, var, ndev, key):
-    """The batch statistics of a SyncBatchNorm across its ``ndev`` devices.
+def cross_device_mean_var(data, axes, ndev, key):
+    """The batch statistics of a SyncBatchNorm: over every device of every worker.
 
-    Scale-out hook: a SyncBatchNorm layer whose batch is split over ``ndev``
-    devices must normalize with the mean (and variance about that mean) of the
-    whole batch; ``key`` names the layer, the same on every device. Within one
-    process the step over several devices (``Trainer.compile_step``, see
+    Within one process, the step over several devices (``Trainer.compile_step``, see
     ``gluon._mesh``) sees the whole batch as ONE array sharded over the devices, so
-    the statistics computed here already are the whole batch's (XLA reduces across
-    the devices) and are returned unchanged. A program written per device
-    (``shard_map``) would replace this with a ``jax.lax.pmean`` of ``mean`` and
-    ``var + mean**2`` over the device axis.
+    the statistics of ``data`` already are the whole batch's (XLA reduces across the
+    devices). In a job of several processes (``python -m gluonjax.launch``) each
+    worker holds its part of the global batch: the per-channel sums, element counts
+    and then the sums of squared deviations from the global mean are summed over the
+    workers (:func:`~gluonjax.kvstore._collectives.traced_allsum`, differentiable),
+    giving the mean and biased variance of the global batch, as BatchNorm on it
+    (two passes, as :func:`norm._mean_var`). ``key`` names the layer, the same on
+    every worker.
     """
-    return mean, var
+    if jax.process_count() == 1:
+        return _mean_var(data, axes)
+    from ...kvstore._collectives import traced_allsum
+
+    x32 = data.astype(jnp.promote_types(data.dtype, jnp.float32))
+    count = np.array(int(np.prod([data.shape[a] for a in axes], dtype=np.int64)), np.int32)
+    total, n = traced_allsum((jnp.sum(x32, axis=axes), jnp.asarray(count)), f"{key}/sum")
+    n = n.astype(x32.dtype)
+    mean = total / n
+    dev = jnp.sum(jnp.square(x32 - jnp.expand_dims(mean, axes)), axis=axes)
+    (sq,) = traced_allsum((dev,), f"{key}/sq")
+    return mean, sq / n
 
 
 def _bn_attrs(with_axis):
@@ -79,16 +93,17 @@ def sync_batch_norm(
 ):
     """Batch normalization over axis 1 with statistics shared by ``ndev`` devices.
 
-    On one device it is ``BatchNorm(axis=1)``; see :func:`cross_device_mean_var`
-    for the multi-device statistics. ``key`` identifies the layer across devices.
+    On one device of one process it is ``BatchNorm(axis=1)``; see
+    :func:`cross_device_mean_var` for the statistics over several devices and
+    workers. ``key`` identifies the layer across devices and workers.
     """
     if ndev < 1:
         raise ValueError(f"ndev must be at least 1, got {ndev}")
     sync = None
-    if ndev > 1:
+    if ndev > 1 or jax.process_count() > 1:
 
-        def sync(mean, var):
-            return cross_device_mean_var(mean, var, ndev, key)
+        def sync(data, axes):
+            return cross_device_mean_var(data, axes, ndev, key)
 
     return batch_norm(
         data,

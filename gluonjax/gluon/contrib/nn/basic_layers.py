@@ -161,6 +161,11 @@ class SyncBatchNorm(BatchNorm):
     normalizes each shard with its own statistics (gluonjax runs the calls one after
     another; MXNet's engine makes them wait for each other): it warns once.
 
+    In a job of several processes (``python -m gluonjax.launch``), training sums the
+    statistics over every worker too, in the forward and backward passes (eager,
+    hybridized or in ``compile_step``): the result is BatchNorm on the global batch.
+    Every worker must then run the same layers in the same order.
+
     Parameters
     ----------
     in_channels : int, default 0 (inferred)
