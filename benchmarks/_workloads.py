@@ -206,9 +206,12 @@ def pure_forward(kind, layout="NCHW"):
     return {"mlp": mlp, "lenet": lenet, "resnet18": resnet}[kind]
 
 
-def pure_step(kind, layout="NCHW"):
+def pure_step(kind, layout="NCHW", outputs=False):
     """A function running one pure JAX + optax SGD step (jitted, params donated) and
-    waiting for it; parameters are built on the host, nothing is compiled yet."""
+    waiting for it; parameters are built on the host, nothing is compiled yet.
+
+    ``outputs``: the step also returns what Gluon's loop leaves the user (the per-sample
+    losses, the net's outputs and the gradients), the same work as gluonjax's step."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -224,20 +227,22 @@ def pure_step(kind, layout="NCHW"):
     def loss_fn(ps, st, x, y):
         logits, st = fwd(ps, st, x)
         logp = jax.nn.log_softmax(logits)
-        return -jnp.mean(jnp.take_along_axis(logp, y[:, None].astype(jnp.int32), 1)), st
+        per = -jnp.take_along_axis(logp, y[:, None].astype(jnp.int32), 1)[:, 0]
+        return jnp.mean(per), (st, per, logits)
 
     @jax.jit
     def step(ps, st, o, x, y):
-        g, st = jax.grad(loss_fn, has_aux=True)(ps, st, x, y)
+        g, (st, per, logits) = jax.grad(loss_fn, has_aux=True)(ps, st, x, y)
         upd, o = tx.update(g, o, ps)
-        return optax.apply_updates(ps, upd), st, o
+        out = (optax.apply_updates(ps, upd), st, o)
+        return out + (per, logits, g) if outputs else out
 
     xn, yn = data(kind)
     x, y = jax.device_put(xn), jax.device_put(yn)
     box = [params, stats, opt]
 
     def run():
-        box[:] = step(*box, x, y)
+        box[:] = step(*box, x, y)[:3]
         jax.block_until_ready(box[0])
 
     return run
