@@ -96,14 +96,7 @@ def waitall():
         _touch(_jax.device_put(_np.zeros((), _np.int8), d)).block_until_ready()
 
 
-def _touch(v):
-    fn = _TOUCH.get("fn")
-    if fn is None:
-        fn = _TOUCH["fn"] = _jax.jit(lambda v: v + 1)
-    return fn(v)
-
-
-_TOUCH: dict = {}  # the trivial program of waitall, made on first use
+_touch = _jax.jit(lambda v: v + 1)  # waitall's trivial program (compiled on first use)
 
 
 def concatenate(arrays, axis=0, always_copy=True):
