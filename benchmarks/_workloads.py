@@ -9,15 +9,30 @@ has no CPU build here).
   ResNet-18 (a 3x3 stem, no max-pool, BasicBlockV1 2-2-2-2, 64-512 channels) on 3x32x32,
   batch 32; BatchNorm in training mode (batch statistics, moving averages updated).
 
-All use SGD (lr 0.05) and softmax cross-entropy. Imports happen inside the functions: this
-module is loaded by MXNet's interpreter too, where neither jax nor gluonjax exist.
+- ``mobilenet``: the model zoo's ``mobilenet1.0`` (depthwise convolutions) on 3x224x224,
+  inference only;
+- ``dcgan``: the DCGAN generator (``Conv2DTranspose`` 100 -> 512 -> 256 -> 128 -> 64 -> 3,
+  BatchNorm, ReLU, tanh: 64x64 images from 100-d noise), batch 64; its step fits the
+  images to fixed targets with an L2 loss (the generator's share of a GAN step).
+
+All use SGD (lr 0.05) and softmax cross-entropy (L2 for ``dcgan``). Imports happen inside
+the functions: this module is loaded by MXNet's interpreter too, where neither jax nor
+gluonjax exist.
 """
 
 from __future__ import annotations
 
 LR = 0.05
-BATCH = {"mlp": 64, "lenet": 64, "resnet18": 32}
-SHAPE = {"mlp": (512,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32)}
+BATCH = {"mlp": 64, "lenet": 64, "resnet18": 32, "mobilenet": 1, "dcgan": 64}
+SHAPE = {
+    "mlp": (512,),
+    "lenet": (1, 28, 28),
+    "resnet18": (3, 32, 32),
+    "mobilenet": (3, 224, 224),
+    "dcgan": (100, 1, 1),
+}
+# DCGAN generator: (channels, kernel, stride, pad) of each Conv2DTranspose
+DCGAN = ((512, 4, 1, 0), (256, 4, 2, 1), (128, 4, 2, 1), (64, 4, 2, 1), (3, 4, 2, 1))
 # (channels, stride of the stage's first block) of the four stages
 STAGES = ((64, 1), (128, 2), (256, 2), (512, 2))
 
@@ -29,6 +44,8 @@ def data(kind, batch=None):
     rs = np.random.RandomState(0)
     n = BATCH[kind] if batch is None else batch
     x = rs.randn(n, *SHAPE[kind]).astype(np.float32)
+    if kind == "dcgan":  # targets: images in [-1, 1]
+        return x, np.tanh(rs.randn(n, 3, 64, 64)).astype(np.float32)
     return x, rs.randint(0, 10, n).astype(np.float32)
 
 
@@ -38,6 +55,16 @@ def gluon_net(mx, kind):
     nn = mx.gluon.nn
     if kind == "resnet18":
         return mx.gluon.model_zoo.vision.resnet18_v1(classes=10, thumbnail=True)
+    if kind == "mobilenet":
+        return mx.gluon.model_zoo.vision.mobilenet1_0()
+    if kind == "dcgan":
+        net = nn.HybridSequential()
+        for i, (c, k, s, p) in enumerate(DCGAN):
+            net.add(nn.Conv2DTranspose(c, k, s, p, use_bias=False))
+            if i < len(DCGAN) - 1:
+                net.add(nn.BatchNorm(), nn.Activation("relu"))
+        net.add(nn.Activation("tanh"))
+        return net
     net = nn.HybridSequential()
     if kind == "mlp":
         net.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"))
@@ -62,7 +89,10 @@ def gluon_step(mx, kind, hybridize, static_alloc=False):
     net.initialize(mx.init.Xavier())
     if hybridize:
         net.hybridize(static_alloc=True, static_shape=True) if static_alloc else net.hybridize()
-    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+    if kind == "dcgan":
+        loss_fn = mx.gluon.loss.L2Loss()
+    else:
+        loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
     tr = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": LR})
     x, y = mx.nd.array(xn), mx.nd.array(yn)
     real_mxnet = mx.__name__ == "mxnet"
@@ -268,6 +298,31 @@ def torch_net(kind):
     import torch
     from torch import nn
 
+    if kind == "dcgan":
+        layers, cin = [], SHAPE["dcgan"][0]
+        for i, (c, k, s, p) in enumerate(DCGAN):
+            layers.append(nn.ConvTranspose2d(cin, c, k, s, p, bias=False))
+            if i < len(DCGAN) - 1:
+                layers += [nn.BatchNorm2d(c), nn.ReLU()]
+            cin = c
+        return nn.Sequential(*layers, nn.Tanh())
+    if kind == "mobilenet":  # MobileNet 1.0 as the model zoo's mobilenet1.0
+
+        def cbr(cin, cout, k, s, groups=1):
+            return [
+                nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False),
+                nn.BatchNorm2d(cout),
+                nn.ReLU(),
+            ]
+
+        chans = [32, 64, 128, 128, 256, 256, 512, 512, 512, 512, 512, 512, 1024, 1024]
+        strides = [1, 2, 1, 2, 1, 2, 1, 1, 1, 1, 1, 2, 1]
+        layers = cbr(3, 32, 3, 2)
+        for cin, cout, s in zip(chans[:-1], chans[1:], strides):
+            layers += cbr(cin, cin, 3, s, groups=cin) + cbr(cin, cout, 1, 1)
+        layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(1024, 1000)]
+        return nn.Sequential(*layers)
+
     if kind == "mlp":
         return nn.Sequential(
             nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)
@@ -324,9 +379,16 @@ def torch_step(kind):
     torch.manual_seed(0)
     net = torch_net(kind)
     opt = torch.optim.SGD(net.parameters(), lr=LR)
-    loss_fn = torch.nn.CrossEntropyLoss()
     xn, yn = data(kind)
-    x, y = torch.from_numpy(xn), torch.from_numpy(yn).long()
+    if kind == "dcgan":  # Gluon's L2Loss: half the squared error, averaged per sample
+        x, y = torch.from_numpy(xn), torch.from_numpy(yn)
+
+        def loss_fn(out, y):
+            return 0.5 * ((out - y) ** 2).mean()
+
+    else:
+        loss_fn = torch.nn.CrossEntropyLoss()
+        x, y = torch.from_numpy(xn), torch.from_numpy(yn).long()
 
     def step():
         opt.zero_grad()

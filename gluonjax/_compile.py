@@ -9,6 +9,17 @@
 * **Notice.** When one compile takes longer than ``$GLUONJAX_COMPILE_NOTICE``
   seconds (default 3; ``0`` turns it off), one line on stderr says that the wait
   is XLA compiling, and that later calls and runs reuse the result.
+* **Compiler options per program.** gluonjax's own programs compile with XLA options
+  chosen per role (:func:`jit`), passed as ``jax.jit(..., compiler_options=...)``: a
+  user's own jax code in the same process keeps jax's defaults, and nothing goes through
+  the process-wide ``XLA_FLAGS``. On XLA:CPU an inference program (a hybridized forward
+  outside ``autograd.record()``) sends its convolutions to XLA's own emitter instead of
+  YNNPACK fusions (``xla_cpu_experimental_ynn_fusion_type=""``): measured faster on every
+  inference row of ``bench_conv_cpu``; training programs keep jax's defaults, where
+  YNNPACK won or tied (docs/performance.md has the table). An option this jaxlib
+  does not know is found by one trivial compile and dropped (an unknown option is an
+  error there, never an abort). ``$GLUONJAX_XLA_OPTIONS``: ``off`` (jax's defaults
+  everywhere) or a JSON object ``{"infer": {...}, "train": {...}}`` replacing the choice.
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ import os
 import sys
 import threading
 
-__all__ = ["cache_dir", "setup"]
+__all__ = ["cache_dir", "setup", "jit", "xla_options"]
 
 _OFF = ("", "0", "off", "false", "no", "none")
 _START = "/jax/compilation_cache/compile_requests_use_cache"
@@ -113,3 +124,100 @@ def setup():
             _ready.append(d)
     monitoring.register_event_listener(_on_event)
     monitoring.register_event_duration_secs_listener(_on_duration)
+
+
+# ----------------------------------------------------------------------------- options
+# gluonjax's choice per role of program, on the CPU backend (measured: docs/performance.md)
+_CPU_OPTIONS = {"infer": {"xla_cpu_experimental_ynn_fusion_type": ""}, "train": {}}
+_chosen: dict = {}  # role -> options dict (or None), decided once per process
+
+
+def _configured():
+    raw = os.environ.get("GLUONJAX_XLA_OPTIONS")
+    if raw is None or not raw.strip():
+        return _CPU_OPTIONS, True
+    if raw.strip().lower() in _OFF:
+        return {}, False
+    import json
+
+    from .base import MXNetError
+
+    try:
+        got = json.loads(raw)
+        if not isinstance(got, dict) or not all(isinstance(v, dict) for v in got.values()):
+            raise ValueError("not an object of objects")
+    except ValueError as err:
+        raise MXNetError(
+            f"GLUONJAX_XLA_OPTIONS={raw!r} is neither 'off' nor a JSON object like "
+            f'{{"infer": {{"xla_cpu_experimental_ynn_fusion_type": ""}}, "train": {{}}}} '
+            f"({err}); fix or unset it"
+        ) from None
+    return got, False
+
+
+def _supported(opts):
+    """The options of ``opts`` this jaxlib accepts (each probed once by a trivial compile)."""
+    import jax
+    import numpy as np
+
+    kept = {}
+    for k, v in opts.items():
+        ok = _PROBED.get((k, v))
+        if ok is None:
+            try:
+                jax.jit(lambda x: x + 1, compiler_options={k: v}).lower(np.float32(0)).compile()
+                ok = True
+            except Exception:  # "No such compile option" (another jaxlib): skip it
+                ok = False
+            _PROBED[(k, v)] = ok
+        if ok:
+            kept[k] = v
+    return kept
+
+
+_PROBED: dict = {}
+
+
+def xla_options(role):
+    """The XLA compiler options gluonjax's programs of ``role`` compile with, or None.
+
+    Parameters
+    ----------
+    role : {'infer', 'train'}
+        ``'infer'``: a forward outside autograd (hybridized prediction);
+        ``'train'``: programs with gradients or updates (recorded forwards, the fused
+        step, the update).
+    """
+    if role in _chosen:
+        return _chosen[role]
+    import jax
+
+    table, cpu_only = _configured()
+    opts = dict(table.get(role) or {})
+    if cpu_only and jax.default_backend() != "cpu":
+        opts = {}
+    opts = _supported(opts) if opts else opts
+    _chosen[role] = opts or None
+    return _chosen[role]
+
+
+def weight_twins():
+    """Whether hybridized inference passes 4-D weights in HWIO (``gluon/_fast.py``):
+    on the CPU backend, unless ``GLUONJAX_WEIGHT_TWINS=0``."""
+    got = _chosen.get("twins")
+    if got is None:
+        import jax
+
+        off = os.environ.get("GLUONJAX_WEIGHT_TWINS", "1").strip().lower() in _OFF
+        got = _chosen["twins"] = not off and jax.default_backend() == "cpu"
+    return got
+
+
+def jit(fun, role, **kwargs):
+    """``jax.jit(fun, **kwargs)`` with gluonjax's compiler options for ``role``."""
+    import jax
+
+    opts = xla_options(role)
+    if opts:
+        kwargs["compiler_options"] = opts
+    return jax.jit(fun, **kwargs)

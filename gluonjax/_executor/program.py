@@ -18,6 +18,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _compile
 from .._caches import LRU
 from ..symbol._eval import graph_function
 
@@ -75,7 +76,7 @@ class Program:
         # only train/predict-mode ops (Dropout, BatchNorm...) read the mode: without them
         # the training and inference programs are one (one compilation fewer)
         self.moded = any(n.op is not None and n.op.mode for n in self.graph.nodes)
-        self._fwd = jax.jit(self._forward, static_argnames=("training",))
+        self._fwd = _compile.jit(self._forward, "infer", static_argnames=("training",))
         self._bwd = {}
         self._internals = None
 
@@ -98,7 +99,7 @@ class Program:
         cache_key = (tuple(diff_names), tuple(add_names), bool(training) and self.moded)
         fn = self._bwd.get(cache_key)
         if fn is None:
-            fn = self._bwd[cache_key] = jax.jit(self._make_backward(*cache_key))
+            fn = self._bwd[cache_key] = _compile.jit(self._make_backward(*cache_key), "train")
         return fn
 
     def _make_backward(self, diff_names, add_names, training):

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _compile
 from .._caches import LRU
 from ..base import MXNetError
 from ._deferred import deliver, settle_grads
@@ -87,7 +88,7 @@ class Plan:
     def __init__(self, steps, head_dests, head_akeys, n_leaves):
         self.steps = steps
         self.pure = _make_fused(steps, head_dests, head_akeys, n_leaves)
-        self.jit = jax.jit(self.pure)
+        self.jit = _compile.jit(self.pure, "train")
 
 
 _PLANS = LRU(512, "autograd plans")

@@ -17,6 +17,7 @@ import itertools
 import jax
 import numpy as np
 
+from .. import _compile
 from .. import random as _random
 from .._inline import inline_fun
 from ..autograd import _deferred, _plan
@@ -79,7 +80,7 @@ class CachedGraph:
         # parameters on several contexts: the arrays of an input's context (see _param_ctx)
         self.multi = any(p._copies for p in self.params)
         self._ctx_datas = {}
-        self.jit = jax.jit(self._pure, static_argnums=(4,))
+        self.jit = _compile.jit(self._pure, "infer", static_argnums=(4,))
         # blocks without random ops run a variant per mode that takes no key at all
         self.plain = _fast.plain_jits(self)
         self.vjp_fwd = {}
@@ -132,12 +133,15 @@ class CachedGraph:
             if out is not _NO_TAPE:
                 return out
         raw = [a._data if isinstance(a, NDArray) else _raw_input(a) for a in args]
-        pvals = self.fast.values() if datas is self.datas else [d._data for d in datas]
         if not self.uses_random:
+            pvals = (
+                self.fast.values() if datas is self.datas else _fast.twins([d._data for d in datas])
+            )
             try:
                 return _fast.finish(self.plain[st.training](pvals, *raw), datas)
             except _random.NeedsKey:
                 self.uses_random = True
+        pvals = [d._data for d in datas]
         key, counter = _random.peek()
         out, updates = self.jit(pvals, raw, key, np.uint32(counter & 0xFFFFFFFF), st.training)
         _random.advance()
@@ -305,7 +309,7 @@ class CachedGraph:
         """One compiled forward returning the VJP; ``vals`` are the parents' values."""
         fwd = self.vjp_fwd.get(fkey)
         if fwd is None:
-            fwd = self.vjp_fwd[fkey] = jax.jit(self._make_vjp(fkey))
+            fwd = self.vjp_fwd[fkey] = _compile.jit(self._make_vjp(fkey), "train")
         n_dp = sum(fkey[1])
         out, updates, vjp_fn = fwd(vals[:n_dp], vals[n_dp:], *consts)
         leaves, treedef = jax.tree_util.tree_flatten(out)
@@ -372,7 +376,7 @@ class _Signature:
             def fwd(consts, vals):
                 return jax.vjp(functools.partial(fn, consts), *vals)
 
-            self._vjp = jax.jit(fwd)
+            self._vjp = _compile.jit(fwd, "train")
         out, vjp_fn = self._vjp(consts, vals)
         return list(out), vjp_fn, _apply_leaves
 

@@ -12,6 +12,17 @@ switches to the keyed variant (``CachedGraph.jit``).
 ``FastCall`` is the state of ``HybridBlock.__call__``'s hot path (one NDArray
 input): it keeps the list of parameter values and rebuilds it only when a
 parameter array was written (``_param_array.VERSION``).
+
+**Convolution weights in the kernels' layout.** On XLA:CPU a convolution runs with
+an HWIO kernel; a program given MXNet's OIHW weights transposes every one of them
+on every call (a ResNet-50 inference at batch 1: 110 transposes, more than half of
+its time). So the plain programs take each 4-D floating parameter as a *twin*: its
+value transposed to ``(kh, kw, in, out)``, made once per parameter value (the twin
+is rebuilt only when the parameter array was written), and transpose it back first
+thing, which XLA folds into the convolution's operand layout (no transpose left).
+Which parameters are twins is a function of their shape's rank and dtype alone
+(:func:`twin_perm`), so a traced program and the values it is called with always
+agree. CPU only (``_compile.weight_twins``); ``GLUONJAX_WEIGHT_TWINS=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -19,12 +30,14 @@ from __future__ import annotations
 import operator
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
+from .. import _compile
 from ..ndarray.ndarray import NDArray
 from ._param_array import VERSION, ParamArray
 
-__all__ = ["WithUpdates", "plain_jits", "finish", "FastCall"]
+__all__ = ["WithUpdates", "plain_jits", "finish", "FastCall", "twin_perm", "twins"]
 
 _DATA = operator.attrgetter("_data")
 _ARRAY_TYPE = []  # the concrete type of jax arrays, looked up once a backend runs
@@ -59,6 +72,45 @@ class WithUpdates:
         return cls(*children)
 
 
+_TO_HWIO, _FROM_HWIO = (2, 3, 1, 0), (3, 2, 0, 1)
+
+
+def twin_perm(v):
+    """Whether parameter value ``v`` (array or aval) travels as its HWIO twin."""
+    return v.ndim == 4 and jnp.issubdtype(v.dtype, jnp.floating)
+
+
+@jax.jit
+def _make_twins(ws):
+    return [jnp.transpose(w, _TO_HWIO) for w in ws]
+
+
+def twins(values, prev_src=None, prev=None):
+    """``values`` with every 4-D floating value replaced by its HWIO twin (one compiled
+    call for all of them); a value that ``is`` the same as in ``prev_src`` reuses its
+    twin from ``prev``. Without twins (not on the CPU) ``values`` is returned as is."""
+    if not _compile.weight_twins():
+        return values
+    out = list(values)
+    todo = []
+    for i, v in enumerate(values):
+        if v is not None and twin_perm(v):
+            if prev_src is not None and prev_src[i] is v:
+                out[i] = prev[i]
+            else:
+                todo.append(i)
+    if todo:
+        for i, t in zip(todo, _make_twins([values[i] for i in todo])):
+            out[i] = t
+    return out
+
+
+def _untwin(pvals):
+    if not _compile.weight_twins():
+        return pvals
+    return [jnp.transpose(v, _FROM_HWIO) if v is not None and twin_perm(v) else v for v in pvals]
+
+
 def plain_jits(cached):
     """``(predict_fn, train_fn)``: ``fn(param_values, *inputs)`` compiled without a key.
 
@@ -70,10 +122,10 @@ def plain_jits(cached):
 
     def make(training):
         def plain(pvals, *inputs):
-            out, updates = cached._pure(pvals, inputs, None, None, training)
+            out, updates = cached._pure(_untwin(pvals), inputs, None, None, training)
             return WithUpdates(out, updates) if updates else out
 
-        return jax.jit(plain)
+        return _compile.jit(plain, "infer")
 
     return (make(False), make(True))
 
@@ -108,6 +160,7 @@ class FastCall:
         out = f.plain[mode](f.pvals, x._data)  # NeedsKey: return f.needs_key(x)
         # an array (type f.array_type) becomes an NDArray, anything else f.finish(out)
 
+    ``pvals`` holds the convolution weights as twins (see the module's docstring);
     ``values()`` gives the same list to ``CachedGraph``'s general path.
 
     Parameters
@@ -116,11 +169,11 @@ class FastCall:
         The hybridized block's compiled forward (``plain`` and ``datas`` are read).
     """
 
-    __slots__ = ("cached", "plain", "datas", "pvals", "seen", "array_type", "tracked")
+    __slots__ = ("cached", "plain", "datas", "pvals", "seen", "array_type", "tracked", "src")
 
     def __init__(self, cached):
         self.cached, self.plain, self.datas = cached, cached.plain, cached.datas
-        self.pvals, self.seen = None, -1
+        self.pvals, self.seen, self.src = None, -1, None
         # arrays that are not ParamArrays do not report writes: re-read them every call
         self.tracked = all(type(d) is ParamArray for d in self.datas)
         if not _ARRAY_TYPE:
@@ -130,7 +183,9 @@ class FastCall:
     def refresh(self):
         """Re-read the parameter values (a parameter array was written since)."""
         v = VERSION[0]  # read before the values: a write in between only costs a rebuild
-        self.pvals = list(map(_DATA, self.datas))
+        src = list(map(_DATA, self.datas))
+        self.pvals = twins(src, self.src, self.pvals)
+        self.src = src
         self.seen = v if self.tracked else -1
 
     def values(self):

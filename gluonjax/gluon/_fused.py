@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _compile
 from .. import random as _random
 from ..autograd._state import TraceScope, _Scope
 from ..ndarray.ndarray import NDArray
@@ -57,10 +58,12 @@ class FusedStep:
         self.dist = self._setup_dist()
         self._setup_contexts(allp)
         if self.mesh is None:
-            self._jit = jax.jit(self._pure, donate_argnums=(0, 1))
+            self._jit = _compile.jit(self._pure, "train", donate_argnums=(0, 1))
         else:  # one program over the mesh: parameters and states stay replicated
             rep = self.mesh.rep
-            self._jit = jax.jit(self._pure, donate_argnums=(0, 1), out_shardings=(rep, rep, None))
+            self._jit = _compile.jit(
+                self._pure, "train", donate_argnums=(0, 1), out_shardings=(rep, rep, None)
+            )
             for i in self.train_idx:
                 tr._states[i] = self.mesh.put(tr._states[i])
         self.keyed = None  # pass a random key? (the first call traces to find out)

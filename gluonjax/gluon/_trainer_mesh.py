@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import jax
 
+from .. import _compile
 from ..optimizer._fused_update import _inputs, make_update
 from ._mesh import MeshState, batch_sharding, mesh_devices
 
@@ -84,7 +85,7 @@ class MeshUpdate:
                 new_w, new_s = update(ws, sums, states, *ins)
                 return new_w, new_s, sums
 
-            fn = jax.jit(step, donate_argnums=(0, 2), out_shardings=(rep, rep, rep))
+            fn = _compile.jit(step, "train", donate_argnums=(0, 2), out_shardings=(rep, rep, rep))
             if len(self._fns) > 16:
                 self._fns.clear()
             hit = self._fns[key] = fn
@@ -101,7 +102,7 @@ class MeshUpdate:
             def total(gs):
                 return [g.reshape((n, g.shape[0] // n, *g.shape[1:])).sum(0) for g in gs]
 
-            fn = self._fns[key] = jax.jit(total, out_shardings=rep)
+            fn = self._fns[key] = _compile.jit(total, "train", out_shardings=rep)
         params = [self.trainer._params[i] for i in active]
         self._write_grads(params, self.mesh.settle(fn([self._grads(p) for p in params])))
 

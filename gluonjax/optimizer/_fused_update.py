@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _compile
 from .. import random as _random
 
 __all__ = ["apply_update", "backward_and_update", "make_update", "probe_inputs"]
@@ -71,7 +72,7 @@ def apply_update(o, indices, weights, grads, states, cache):
     key = tuple(indices)
     hit = cache.get(key)
     if hit is None:
-        hit = cache.put(key, jax.jit(make_update(o, len(indices))))
+        hit = cache.put(key, _compile.jit(make_update(o, len(indices)), "train"))
     return hit(weights, grads, states, *_inputs(o, indices))
 
 
@@ -93,5 +94,5 @@ def backward_and_update(o, indices, call, pos, weights, states, cache):
             gs = [jnp.zeros_like(w) if leaf[j] is None else leaf[j] for j, w in zip(pos, ws)]
             return leaf, douts, update(ws, gs, states, *ins)
 
-        hit = cache.put(key, jax.jit(both))
+        hit = cache.put(key, _compile.jit(both, "train"))
     return call.run_with(hit, (weights, states, *_inputs(o, indices)))
