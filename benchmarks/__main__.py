@@ -1,10 +1,15 @@
-"""Run every benchmark row: ``python -m benchmarks [--quick] [--only NAME]``."""
+"""Run every benchmark row: ``python -m benchmarks [--quick] [--only NAME]``.
+
+``python -m benchmarks --gpu [--dry-run] [--out PATH]``: the one-command GPU run (a
+correctness pass, then gluonjax against pure JAX and PyTorch on CUDA; see benchmarks/gpu.py).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import platform
+import sys
 
 import jax
 
@@ -28,9 +33,19 @@ ROWS = [
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--gpu" in argv:  # its own options and --help (benchmarks/gpu.py)
+        from .gpu import main as gpu_main
+
+        return gpu_main([a for a in argv if a != "--gpu"])
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer iterations")
     ap.add_argument("--only", choices=ROWS, action="append", help="run only these rows")
+    ap.add_argument(
+        "--gpu",
+        action="store_true",
+        help="the one-command GPU run of benchmarks/gpu.py (--gpu --help: its options)",
+    )
     args = ap.parse_args(argv)
     n = 200 if args.quick else 1000
     cpu = platform.processor() or platform.machine()
@@ -44,4 +59,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -9,6 +9,9 @@ Rows (per step or call):
 - MobileNet 1.0 (depthwise convolutions): inference at batch 1, 224x224;
 - the DCGAN generator (transposed convolutions): train step at batch 64.
 
+``BENCH_PROFILE=1`` adds, under each gluonjax row, where its one-core XLA time goes
+(milliseconds per step by kind of thunk: YNNPACK fusions, convolutions, transposes...).
+
 Every contender runs in its own process, twice: once free on every core (wall time per
 step, the minimum over interleaved rounds), and once pinned to one core with PyTorch on
 one thread (process CPU time per step: what the step costs, steady under load on the
@@ -96,7 +99,13 @@ def _child(which, one_core):
                 fns[key] = w.gluon_step(mx, kind, hybridize=True)
             else:
                 fns[key] = _gluon_infer(mx, kind, batch)
-    print(json.dumps(_time(fns, rows)))
+    res = _time(fns, rows)
+    if os.environ.get("BENCH_PROFILE") and which == "gluonjax" and one_core:
+        from .common import fusion_profile
+
+        for k, f in fns.items():
+            res[k].append(fusion_profile(f, calls=_calls(*rows[k])))
+    print(json.dumps(res))
 
 
 def _gluon_infer(mx, kind, batch):
@@ -156,6 +165,11 @@ def run(n=None):
                     if (kind, what) in TARGETS:
                         status = "meets" if meets else "MISSES"
             print(f"{key + ': ' + label:<44}{t * 1e3:>10.2f}{rt}{c * 1e3:>11.2f}{rc}  {status}")
+            prof = res[which]["cpu"][key][2:]
+            if prof:
+                print("      one core, XLA time by kind: " + ", ".join(
+                    f"{name} {ms:.1f}" for name, ms in prof[0]
+                ))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -110,3 +110,36 @@ def mxnet_seconds(script, timeout=900):
     if proc.returncode != 0:
         raise RuntimeError(f"the MXNet benchmark script failed:\n{proc.stderr[-2000:]}")
     return float(proc.stdout.strip().splitlines()[-1])
+
+
+def fusion_profile(fn, calls=3, top=8):
+    """Where the XLA time of ``fn()`` goes: ``[(kind, ms per call)]`` of its compiled
+    programs' thunks (XLA:CPU fusions, convolutions, copies), grouped by name without the
+    ``.N`` suffix, largest first; from a jax profiler trace (Perfetto JSON) of ``calls``
+    calls after a warm-up call."""
+    import collections
+    import glob
+    import gzip
+    import json
+    import re
+    import tempfile
+
+    fn()
+    with tempfile.TemporaryDirectory() as d:
+        jax.profiler.start_trace(d, create_perfetto_trace=True)
+        for _ in range(calls):
+            fn()
+        jax.profiler.stop_trace()
+        path = glob.glob(os.path.join(d, "**", "*.trace.json.gz"), recursive=True)[0]
+        with gzip.open(path) as f:
+            events = json.load(f)["traceEvents"]
+    cat = collections.Counter()
+    skip = ("$", "end: ")
+    for e in events:
+        name = e.get("name", "")
+        if e.get("ph") != "X" or "dur" not in e or name.startswith(skip):
+            continue
+        if "Execute" in name or "Pjit" in name or " " in name or name[:1].isupper():
+            continue  # runtime frames, not thunks
+        cat[re.sub(r"\.\d+$", "", name)] += e["dur"] / 1e3 / calls
+    return cat.most_common(top)

@@ -213,6 +213,39 @@ def weight_twins():
     return got
 
 
+def _grouped_conv(jaxpr):
+    """Whether ``jaxpr`` (or a program it calls) has a grouped convolution."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "conv_general_dilated":
+            if eqn.params["feature_group_count"] > 1 or eqn.params["batch_group_count"] > 1:
+                return True
+        for sub in jax_core_subjaxprs(eqn):
+            if _grouped_conv(sub):
+                return True
+    return False
+
+
+def jax_core_subjaxprs(eqn):
+    """The jaxprs nested in equation ``eqn`` (a jit call's program, a scan's body...)."""
+    for v in eqn.params.values():
+        for x in v if isinstance(v, (tuple, list)) else (v,):
+            inner = getattr(x, "jaxpr", None)
+            if inner is not None and hasattr(inner, "eqns"):  # a ClosedJaxpr
+                yield inner
+            elif hasattr(x, "eqns"):
+                yield x
+
+
+def options_for(role, jaxpr):
+    """The options of ``role`` for the program ``jaxpr``: without the YNNPACK switch when
+    it has grouped (e.g. depthwise) convolutions, which run slower on XLA's own emitter
+    (MobileNet 1.0 inference: twice the time)."""
+    opts = xla_options(role)
+    if opts and "xla_cpu_experimental_ynn_fusion_type" in opts and _grouped_conv(jaxpr):
+        opts = {k: v for k, v in opts.items() if k != "xla_cpu_experimental_ynn_fusion_type"}
+    return opts or None
+
+
 def jit(fun, role, **kwargs):
     """``jax.jit(fun, **kwargs)`` with gluonjax's compiler options for ``role``."""
     import jax

@@ -16,13 +16,20 @@ parameter array was written (``_param_array.VERSION``).
 **Convolution weights in the kernels' layout.** On XLA:CPU a convolution runs with
 an HWIO kernel; a program given MXNet's OIHW weights transposes every one of them
 on every call (a ResNet-50 inference at batch 1: 110 transposes, more than half of
-its time). So the plain programs take each 4-D floating parameter as a *twin*: its
-value transposed to ``(kh, kw, in, out)``, made once per parameter value (the twin
-is rebuilt only when the parameter array was written), and transpose it back first
-thing, which XLA folds into the convolution's operand layout (no transpose left).
-Which parameters are twins is a function of their shape's rank and dtype alone
-(:func:`twin_perm`), so a traced program and the values it is called with always
-agree. CPU only (``_compile.weight_twins``); ``GLUONJAX_WEIGHT_TWINS=0`` turns it off.
+its time). So the plain programs take each 4-D floating parameter (but depthwise
+``(C, 1, kh, kw)`` weights, which XLA:CPU runs faster from OIHW) as a *twin*: its
+value transposed to ``(kh, kw, in, out)`` and wrapped in a 1-tuple, made once per
+parameter value (the twin is rebuilt only when the parameter array was written). The
+program transposes it back first thing, which XLA folds into the convolution's
+operand layout (no transpose left). The 1-tuples make which parameters are twins a
+part of the call's pytree structure, so a traced program and the values it is called
+with always agree. CPU only (``_compile.weight_twins``); ``GLUONJAX_WEIGHT_TWINS=0``
+turns it off.
+
+**Options per program.** The first call of a plain function traces it once, and the
+program's content picks its XLA options (``_compile.options_for``: a program with
+grouped convolutions keeps YNNPACK); the choice holds for the block from then on, and
+the trace is reused by the compile.
 """
 
 from __future__ import annotations
@@ -76,8 +83,9 @@ _TO_HWIO, _FROM_HWIO = (2, 3, 1, 0), (3, 2, 0, 1)
 
 
 def twin_perm(v):
-    """Whether parameter value ``v`` (array or aval) travels as its HWIO twin."""
-    return v.ndim == 4 and jnp.issubdtype(v.dtype, jnp.floating)
+    """Whether parameter value ``v`` (array or aval) travels as its HWIO twin: a 4-D
+    floating value that is not a depthwise ``(C, 1, kh, kw)`` weight."""
+    return v.ndim == 4 and v.shape[1] != 1 and jnp.issubdtype(v.dtype, jnp.floating)
 
 
 @jax.jit
@@ -86,9 +94,10 @@ def _make_twins(ws):
 
 
 def twins(values, prev_src=None, prev=None):
-    """``values`` with every 4-D floating value replaced by its HWIO twin (one compiled
-    call for all of them); a value that ``is`` the same as in ``prev_src`` reuses its
-    twin from ``prev``. Without twins (not on the CPU) ``values`` is returned as is."""
+    """``values`` with every value that :func:`twin_perm` picks replaced by ``(twin,)``,
+    its HWIO twin in a 1-tuple (one compiled call makes all new twins); a value that
+    ``is`` the same as in ``prev_src`` reuses its twin from ``prev``. Without twins (not
+    on the CPU) ``values`` is returned as is."""
     if not _compile.weight_twins():
         return values
     out = list(values)
@@ -101,18 +110,36 @@ def twins(values, prev_src=None, prev=None):
                 todo.append(i)
     if todo:
         for i, t in zip(todo, _make_twins([values[i] for i in todo])):
-            out[i] = t
+            out[i] = (t,)
     return out
 
 
 def _untwin(pvals):
-    if not _compile.weight_twins():
-        return pvals
-    return [jnp.transpose(v, _FROM_HWIO) if v is not None and twin_perm(v) else v for v in pvals]
+    return [jnp.transpose(v[0], _FROM_HWIO) if type(v) is tuple else v for v in pvals]
+
+
+class _FirstCall:
+    """A plain function before its first call: trace it, let the program pick its XLA
+    options (``_compile.options_for``), put the compiled function in ``slots[mode]``."""
+
+    __slots__ = ("plain", "slots", "mode")
+
+    def __init__(self, plain, slots, mode):
+        self.plain, self.slots, self.mode = plain, slots, mode
+
+    def __call__(self, *args):
+        import jax as _jax
+
+        probe = _jax.jit(self.plain)
+        opts = _compile.options_for("infer", probe.trace(*args).jaxpr)
+        fn = _jax.jit(self.plain, compiler_options=opts) if opts else probe
+        self.slots[self.mode] = fn
+        return fn(*args)
 
 
 def plain_jits(cached):
-    """``(predict_fn, train_fn)``: ``fn(param_values, *inputs)`` compiled without a key.
+    """``[predict_fn, train_fn]``: ``fn(param_values, *inputs)`` compiled without a key
+    (a list: each entry replaces itself with its compiled function at its first call).
 
     Parameters
     ----------
@@ -125,9 +152,12 @@ def plain_jits(cached):
             out, updates = cached._pure(_untwin(pvals), inputs, None, None, training)
             return WithUpdates(out, updates) if updates else out
 
-        return _compile.jit(plain, "infer")
+        return plain
 
-    return (make(False), make(True))
+    slots = [None, None]
+    slots[0] = _FirstCall(make(False), slots, 0)
+    slots[1] = _FirstCall(make(True), slots, 1)
+    return slots
 
 
 def finish(res, datas):

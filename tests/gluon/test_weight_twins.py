@@ -73,10 +73,11 @@ def test_twins_match_eager_and_plain_jax():
     if _compile.weight_twins():  # the hot path passed HWIO twins of the 4-D weights
         pv = net._fast.pvals
         src = [p.data()._data for p in net._cached.params]
-        assert any(v.shape != s.shape for v, s in zip(pv, src))
+        assert any(type(v) is tuple for v in pv)
         for v, s in zip(pv, src):
-            if s.ndim == 4:
-                np.testing.assert_array_equal(np.asarray(v), np.asarray(s).transpose(2, 3, 1, 0))
+            if s.ndim == 4:  # (twin,): the HWIO transpose
+                assert type(v) is tuple and len(v) == 1
+                np.testing.assert_array_equal(np.asarray(v[0]), np.asarray(s).transpose(2, 3, 1, 0))
             else:
                 assert v is s
 
@@ -112,17 +113,49 @@ def test_twins_with_training_and_recording():
     np.testing.assert_allclose(out, net(x).asnumpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_twin_perm_is_a_function_of_rank_and_dtype():
+def test_which_parameters_are_twins():
     assert _fast.twin_perm(jax.ShapeDtypeStruct((3, 3, 3, 3), jnp.float32))
     assert _fast.twin_perm(jax.ShapeDtypeStruct((8, 3, 1, 1), jnp.float16))
     assert not _fast.twin_perm(jax.ShapeDtypeStruct((8, 3, 1, 1), jnp.int32))
     assert not _fast.twin_perm(jax.ShapeDtypeStruct((8, 3), jnp.float32))
-    vals = [jnp.ones((2, 3, 4, 5)), jnp.ones(3), None]
+    assert not _fast.twin_perm(jax.ShapeDtypeStruct((32, 1, 3, 3), jnp.float32))  # depthwise
+    vals = [jnp.ones((2, 3, 4, 5)), jnp.ones(3), None, jnp.ones((4, 1, 3, 3))]
     got = _fast.twins(vals)
     if _compile.weight_twins():
-        assert got[0].shape == (4, 5, 3, 2) and got[1] is vals[1] and got[2] is None
+        assert type(got[0]) is tuple and got[0][0].shape == (4, 5, 3, 2)
+        assert got[1] is vals[1] and got[2] is None and got[3] is vals[3]
         again = _fast.twins(vals, vals, got)  # unchanged values reuse their twins
         assert again[0] is got[0]
+
+
+def test_depthwise_net_matches_and_keeps_ynnpack():
+    """A net with depthwise convolutions: values equal eager ones, its depthwise weights
+    are no twins, and its program keeps YNNPACK (options_for)."""
+    net = nn.HybridSequential()
+    net.add(
+        nn.Conv2D(8, 3, padding=1, in_channels=3),
+        nn.Conv2D(8, 3, padding=1, groups=8, in_channels=8),
+        nn.Conv2D(4, 1, in_channels=8),
+    )
+    net.initialize(mx.init.Xavier())
+    x = nd.random.normal(shape=(2, 3, 7, 7))
+    eager = net(x).asnumpy()
+    net.hybridize()
+    np.testing.assert_allclose(net(x).asnumpy(), eager, rtol=1e-5, atol=1e-6)
+    if _compile.weight_twins():
+        kinds = [type(v) is tuple for v in net._fast.pvals]
+        shapes = [p.shape for p in net._cached.params]
+        assert kinds == [len(s) == 4 and s[1] != 1 for s in shapes]
+    closed = jax.make_jaxpr(
+        lambda x, w: jax.lax.conv_general_dilated(
+            x, w, (1, 1), "SAME", feature_group_count=4
+        )  # fmt: skip
+    )(jnp.ones((1, 4, 5, 5)), jnp.ones((4, 1, 3, 3)))
+    plain = jax.make_jaxpr(lambda x: jnp.sin(x))(jnp.ones(3))
+    opts = _compile.xla_options("infer") or {}
+    got = _compile.options_for("infer", closed.jaxpr) or {}
+    assert "xla_cpu_experimental_ynn_fusion_type" not in got
+    assert (_compile.options_for("infer", plain.jaxpr) or {}) == opts
 
 
 def _run(code, **env):
@@ -133,7 +166,7 @@ def _run(code, **env):
 
 
 _PROBE = """
-import json, jax, numpy as np
+import json, os, jax, numpy as np
 import gluonjax as mx
 from gluonjax import _compile
 from gluonjax.gluon import nn
@@ -142,7 +175,7 @@ net.hybridize(); x = mx.nd.ones((1, 2, 6, 6)); y = net(x).asnumpy()
 mine = jax.jit(lambda a: a * 2)  # a user's own program: jax's defaults, whatever gluonjax does
 print(json.dumps({"infer": _compile.xla_options("infer"), "train": _compile.xla_options("train"),
                   "twins": _compile.weight_twins(), "sum": float(y.sum()),
-                  "user": float(mine(np.float32(2))), "flags": __import__("os").environ.get("XLA_FLAGS")}))
+                  "user": float(mine(np.float32(2))), "flags": os.environ.get("XLA_FLAGS")}))
 """
 
 
