@@ -10,16 +10,19 @@
   seconds (default 3; ``0`` turns it off), one line on stderr says that the wait
   is XLA compiling, and that later calls and runs reuse the result.
 * **Compiler options per program.** gluonjax's own programs compile with XLA options
-  chosen per role (:func:`jit`), passed as ``jax.jit(..., compiler_options=...)``: a
-  user's own jax code in the same process keeps jax's defaults, and nothing goes through
-  the process-wide ``XLA_FLAGS``. On XLA:CPU an inference program (a hybridized forward
-  outside ``autograd.record()``) sends its convolutions to XLA's own emitter instead of
-  YNNPACK fusions (``xla_cpu_experimental_ynn_fusion_type=""``): measured faster on every
-  inference row of ``bench_conv_cpu``; training programs keep jax's defaults, where
-  YNNPACK won or tied (docs/performance.md has the table). An option this jaxlib
-  does not know is found by one trivial compile and dropped (an unknown option is an
-  error there, never an abort). ``$GLUONJAX_XLA_OPTIONS``: ``off`` (jax's defaults
-  everywhere) or a JSON object ``{"infer": {...}, "train": {...}}`` replacing the choice.
+  chosen per role (:func:`jit`, :func:`options_for`), passed as
+  ``jax.jit(..., compiler_options=...)``: a user's own jax code in the same process keeps
+  jax's defaults, and nothing goes through the process-wide ``XLA_FLAGS``. On XLA:CPU a
+  hybridized forward outside ``autograd.record()`` whose program has (ungrouped)
+  convolutions sends them to XLA's own emitter instead of YNNPACK fusions
+  (``xla_cpu_experimental_ynn_fusion_type=""``, role ``'infer'``): ResNet-50 inference
+  at batch 1 on one core 121 -> 94 ms. Every other program (the recorded forward and
+  its VJP, the fused step, the update, the executor) uses role ``'train'``: jax's
+  defaults, where YNNPACK won or tied (docs/performance.md has the table). An option
+  this jaxlib does not know is found by one trivial compile and dropped (an unknown
+  option is an error there, never an abort). ``$GLUONJAX_XLA_OPTIONS``: ``off`` (jax's
+  defaults everywhere) or a JSON object ``{"infer": {...}, "train": {...}}`` replacing
+  the choice.
 """
 
 from __future__ import annotations
@@ -213,16 +216,18 @@ def weight_twins():
     return got
 
 
-def _grouped_conv(jaxpr):
-    """Whether ``jaxpr`` (or a program it calls) has a grouped convolution."""
+def _convs(jaxpr, found=None):
+    """``{"plain": bool, "grouped": bool}``: the convolutions in ``jaxpr`` and the
+    programs it calls (grouped: ``feature_group_count`` or ``batch_group_count`` > 1)."""
+    found = {"plain": False, "grouped": False} if found is None else found
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "conv_general_dilated":
-            if eqn.params["feature_group_count"] > 1 or eqn.params["batch_group_count"] > 1:
-                return True
+            p = eqn.params
+            grouped = p["feature_group_count"] > 1 or p["batch_group_count"] > 1
+            found["grouped" if grouped else "plain"] = True
         for sub in jax_core_subjaxprs(eqn):
-            if _grouped_conv(sub):
-                return True
-    return False
+            _convs(sub, found)
+    return found
 
 
 def jax_core_subjaxprs(eqn):
@@ -237,12 +242,16 @@ def jax_core_subjaxprs(eqn):
 
 
 def options_for(role, jaxpr):
-    """The options of ``role`` for the program ``jaxpr``: without the YNNPACK switch when
-    it has grouped (e.g. depthwise) convolutions, which run slower on XLA's own emitter
-    (MobileNet 1.0 inference: twice the time)."""
+    """The options of ``role`` for the program ``jaxpr``. The YNNPACK switch is for
+    convolutions: a program without any keeps jax's default (its matrix products and
+    reductions then round as in the training programs), and so does one with grouped
+    (e.g. depthwise) convolutions, which run slower on XLA's own emitter."""
     opts = xla_options(role)
-    if opts and "xla_cpu_experimental_ynn_fusion_type" in opts and _grouped_conv(jaxpr):
-        opts = {k: v for k, v in opts.items() if k != "xla_cpu_experimental_ynn_fusion_type"}
+    key = "xla_cpu_experimental_ynn_fusion_type"
+    if opts and key in opts:
+        found = _convs(jaxpr)
+        if found["grouped"] or not found["plain"]:
+            opts = {k: v for k, v in opts.items() if k != key}
     return opts or None
 
 

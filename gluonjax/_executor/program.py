@@ -76,7 +76,7 @@ class Program:
         # only train/predict-mode ops (Dropout, BatchNorm...) read the mode: without them
         # the training and inference programs are one (one compilation fewer)
         self.moded = any(n.op is not None and n.op.mode for n in self.graph.nodes)
-        self._fwd = _compile.jit(self._forward, "infer", static_argnames=("training",))
+        self._fwd = _compile.jit(self._forward, "train", static_argnames=("training",))
         self._bwd = {}
         self._internals = None
 

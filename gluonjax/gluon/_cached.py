@@ -80,7 +80,7 @@ class CachedGraph:
         # parameters on several contexts: the arrays of an input's context (see _param_ctx)
         self.multi = any(p._copies for p in self.params)
         self._ctx_datas = {}
-        self.jit = _compile.jit(self._pure, "infer", static_argnums=(4,))
+        self.jit = _compile.jit(self._pure, "train", static_argnums=(4,))
         # blocks without random ops run a variant per mode that takes no key at all
         self.plain = _fast.plain_jits(self)
         self.vjp_fwd = {}

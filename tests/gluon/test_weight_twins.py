@@ -151,11 +151,15 @@ def test_depthwise_net_matches_and_keeps_ynnpack():
             x, w, (1, 1), "SAME", feature_group_count=4
         )  # fmt: skip
     )(jnp.ones((1, 4, 5, 5)), jnp.ones((4, 1, 3, 3)))
-    plain = jax.make_jaxpr(lambda x: jnp.sin(x))(jnp.ones(3))
+    dense = jax.make_jaxpr(lambda x: jnp.sin(x) @ x)(jnp.ones((3, 3)))
+    conv = jax.make_jaxpr(
+        lambda x, w: jax.jit(lambda a, b: jax.lax.conv(a, b, (1, 1), "SAME"))(x, w)
+    )(jnp.ones((1, 4, 5, 5)), jnp.ones((2, 4, 3, 3)))  # fmt: skip
+    key = "xla_cpu_experimental_ynn_fusion_type"
     opts = _compile.xla_options("infer") or {}
-    got = _compile.options_for("infer", closed.jaxpr) or {}
-    assert "xla_cpu_experimental_ynn_fusion_type" not in got
-    assert (_compile.options_for("infer", plain.jaxpr) or {}) == opts
+    assert key not in (_compile.options_for("infer", closed.jaxpr) or {})
+    assert key not in (_compile.options_for("infer", dense.jaxpr) or {})
+    assert (_compile.options_for("infer", conv.jaxpr) or {}) == opts  # found in a nested jit
 
 
 def _run(code, **env):

@@ -7,6 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..registry import Attr, register
+from ._bn_train import bn_train
+from ._layer_norm import layer_normalize
 
 _NORM_INPUTS = ("data", "gamma", "beta")
 
@@ -26,6 +28,10 @@ def _norm_axis(axis, ndim, op):
 def _check_vec(name, v, n):
     if tuple(v.shape) != (n,):
         raise ValueError(f"{name} shape {tuple(v.shape)} does not match the expected ({n},)")
+
+
+def _all_floating(*arrays):
+    return all(jnp.issubdtype(a.dtype, jnp.floating) for a in arrays)
 
 
 def _mean_var(x, axes):
@@ -87,6 +93,9 @@ def batch_norm(
     ``moving = moving * momentum + batch * (1 - momentum)``. Otherwise the moving
     statistics. ``fix_gamma`` uses gamma = 1 (its gradient is 0).
     Outputs: output, mean, inverse std ``1/sqrt(var + eps)``; returns ``(outputs, new_aux)``.
+    In training the statistics take one (shifted) pass and the gradient is written by hand
+    (:mod:`._bn_train`); as in MXNet 1.9.1, the mean and inverse-std outputs pass no
+    gradient back (SyncBatchNorm over several devices or workers keeps jax's autodiff).
     """
     ax = _norm_axis(axis, data.ndim, "BatchNorm")
     c = data.shape[ax]
@@ -99,17 +108,27 @@ def batch_norm(
         _check_vec(name, v, c)
     mm, mv = jax.lax.stop_gradient(moving_mean), jax.lax.stop_gradient(moving_var)
     if _train and not use_global_stats:
-        axes = tuple(i for i in range(data.ndim) if i != ax)
-        # SyncBatchNorm's _sync: the statistics of every worker's batch
-        mean, var = _mean_var(data, axes) if _sync is None else _sync(data, axes)
-        sm, sv = jax.lax.stop_gradient(mean), jax.lax.stop_gradient(var)
         # MXNet's momentum is a C float: 0.9 is 0.899999976 and 1 - momentum 0.100000024,
         # in float64 models too
         momentum = float(np.float32(momentum))
-        new_aux = (
-            (mm * momentum + sm.astype(mm.dtype) * (1 - momentum)).astype(mm.dtype),
-            (mv * momentum + sv.astype(mv.dtype) * (1 - momentum)).astype(mv.dtype),
-        )
+
+        def update(sm, sv):
+            return (
+                (mm * momentum + sm.astype(mm.dtype) * (1 - momentum)).astype(mm.dtype),
+                (mv * momentum + sv.astype(mv.dtype) * (1 - momentum)).astype(mv.dtype),
+            )
+
+        if _sync is None and data.size and _all_floating(data, gamma, beta):
+            # one-pass statistics and a hand-written gradient (see _bn_train); as in
+            # MXNet, the mean and inverse-std outputs carry no gradient
+            out, mean, var, inv = bn_train(data, gamma, beta, ax, float(eps), bool(fix_gamma))
+            mean, inv = jax.lax.stop_gradient(mean), jax.lax.stop_gradient(inv)
+            new_aux = update(mean, jax.lax.stop_gradient(var))
+            return (out, mean.astype(data.dtype), inv.astype(data.dtype)), new_aux
+        axes = tuple(i for i in range(data.ndim) if i != ax)
+        # SyncBatchNorm's _sync: the statistics of every worker's batch
+        mean, var = _mean_var(data, axes) if _sync is None else _sync(data, axes)
+        new_aux = update(jax.lax.stop_gradient(mean), jax.lax.stop_gradient(var))
     else:
         mean, var = mm.astype(jnp.float32), mv.astype(jnp.float32)
         new_aux = (moving_mean, moving_var)
@@ -141,11 +160,17 @@ def _ln_infer(attrs, shapes):
 def layer_norm(data, gamma, beta, *, axis, eps, output_mean_var):
     """Normalize along ``axis`` then scale by gamma and shift by beta (both (C,)).
 
-    Outputs: output, mean and std ``sqrt(var + eps)`` (``axis`` kept with size 1).
+    Outputs: output, mean and std ``sqrt(var + eps)`` (``axis`` kept with size 1); as in
+    MXNet 1.9.1, the mean and std outputs pass no gradient back.
     """
     ax = _norm_axis(axis, data.ndim, "LayerNorm")
     _check_vec("gamma", gamma, data.shape[ax])
     _check_vec("beta", beta, data.shape[ax])
+    if _all_floating(data, gamma, beta):
+        # a hand-written gradient (see _layer_norm); mean and std pass none back, as in MXNet
+        out, mean, std = layer_normalize(data, gamma, beta, ax, float(eps))
+        mean, std = jax.lax.stop_gradient(mean), jax.lax.stop_gradient(std)
+        return out, mean.astype(data.dtype), std.astype(data.dtype)
     mean, var = _mean_var(data, (ax,))
     mean, var = jnp.expand_dims(mean, ax), jnp.expand_dims(var, ax)
     std = jnp.sqrt(var + eps)
@@ -190,7 +215,8 @@ def group_norm(data, gamma, beta, *, num_groups, eps, output_mean_var):
     """Normalize (N, C, ...) data over groups of C/num_groups channels (and space).
 
     As in MXNet 1.9.1, gamma and beta have one entry per group: (num_groups,).
-    Outputs: output, mean (N, num_groups) and std ``sqrt(var + eps)`` (N, num_groups).
+    Outputs: output, mean (N, num_groups) and std ``sqrt(var + eps)`` (N, num_groups); as
+    in MXNet 1.9.1, the mean and std outputs pass no gradient back.
     """
     if data.ndim < 2 or num_groups < 1 or data.shape[1] % num_groups:
         raise ValueError(
@@ -203,6 +229,8 @@ def group_norm(data, gamma, beta, *, num_groups, eps, output_mean_var):
     std = jnp.sqrt(var + eps)
     out = (x - mean[..., None]) / std[..., None]
     out = out * gamma.reshape(1, -1, 1) + beta.reshape(1, -1, 1)
+    # as in MXNet 1.9.1, the mean and std outputs pass no gradient back
+    mean, std = jax.lax.stop_gradient(mean), jax.lax.stop_gradient(std)
     return (
         out.reshape(data.shape).astype(data.dtype),
         mean.astype(data.dtype),
