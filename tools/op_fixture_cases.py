@@ -186,8 +186,10 @@ for _c in CASES:
     if _c.op == "Pooling":
         _c.train = True
 
+# fmt: off
 # depthwise convolutions (XLA:CPU lowers them as shifted multiply-adds: _ops/defs/conv.py)
-case("conv2d-depthwise-s2-mult2", "Convolution", [r(2, 3, 7, 6), r(6, 1, 3, 3), r(6)], kernel=(3, 3),
-     num_filter=6, num_group=3, stride=(2, 2), pad=(1, 1))
-case("conv2d-depthwise-dilate-5x3", "Convolution", [r(1, 4, 9, 8), r(4, 1, 5, 3)], kernel=(5, 3),
-     num_filter=4, num_group=4, dilate=(2, 1), pad=(2, 0), no_bias=True)
+case("conv2d-depthwise-s2-mult2", "Convolution", [r(2, 3, 7, 6), r(6, 1, 3, 3), r(6)],
+     kernel=(3, 3), num_filter=6, num_group=3, stride=(2, 2), pad=(1, 1))
+case("conv2d-depthwise-dilate-5x3", "Convolution", [r(1, 4, 9, 8), r(4, 1, 5, 3)],
+     kernel=(5, 3), num_filter=4, num_group=4, dilate=(2, 1), pad=(2, 0), no_bias=True)
+# fmt: on
