@@ -219,26 +219,17 @@ def weight_twins():
 def _convs(jaxpr, found=None):
     """``{"plain": bool, "grouped": bool}``: the convolutions in ``jaxpr`` and the
     programs it calls (grouped: ``feature_group_count`` or ``batch_group_count`` > 1)."""
+    from jax.extend.core import jaxprs_in_params
+
     found = {"plain": False, "grouped": False} if found is None else found
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "conv_general_dilated":
             p = eqn.params
             grouped = p["feature_group_count"] > 1 or p["batch_group_count"] > 1
             found["grouped" if grouped else "plain"] = True
-        for sub in jax_core_subjaxprs(eqn):
+        for sub in jaxprs_in_params(eqn.params):  # jit calls, scan bodies, ...
             _convs(sub, found)
     return found
-
-
-def jax_core_subjaxprs(eqn):
-    """The jaxprs nested in equation ``eqn`` (a jit call's program, a scan's body...)."""
-    for v in eqn.params.values():
-        for x in v if isinstance(v, (tuple, list)) else (v,):
-            inner = getattr(x, "jaxpr", None)
-            if inner is not None and hasattr(inner, "eqns"):  # a ClosedJaxpr
-                yield inner
-            elif hasattr(x, "eqns"):
-                yield x
 
 
 def options_for(role, jaxpr):

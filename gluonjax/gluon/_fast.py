@@ -44,7 +44,7 @@ from .. import _compile
 from ..ndarray.ndarray import NDArray
 from ._param_array import VERSION, ParamArray
 
-__all__ = ["WithUpdates", "plain_jits", "finish", "FastCall", "twin_perm", "twins"]
+__all__ = ["WithUpdates", "plain_jits", "finish", "FastCall", "is_twin", "twins"]
 
 _DATA = operator.attrgetter("_data")
 _ARRAY_TYPE = []  # the concrete type of jax arrays, looked up once a backend runs
@@ -82,7 +82,7 @@ class WithUpdates:
 _TO_HWIO, _FROM_HWIO = (2, 3, 1, 0), (3, 2, 0, 1)
 
 
-def twin_perm(v):
+def is_twin(v):
     """Whether parameter value ``v`` (array or aval) travels as its HWIO twin: a 4-D
     floating value that is not a depthwise ``(C, 1, kh, kw)`` weight."""
     return v.ndim == 4 and v.shape[1] != 1 and jnp.issubdtype(v.dtype, jnp.floating)
@@ -94,7 +94,7 @@ def _make_twins(ws):
 
 
 def twins(values, prev_src=None, prev=None):
-    """``values`` with every value that :func:`twin_perm` picks replaced by ``(twin,)``,
+    """``values`` with every value that :func:`is_twin` picks replaced by ``(twin,)``,
     its HWIO twin in a 1-tuple (one compiled call makes all new twins); a value that
     ``is`` the same as in ``prev_src`` reuses its twin from ``prev``. Without twins (not
     on the CPU) ``values`` is returned as is."""
@@ -103,7 +103,7 @@ def twins(values, prev_src=None, prev=None):
     out = list(values)
     todo = []
     for i, v in enumerate(values):
-        if v is not None and twin_perm(v):
+        if v is not None and is_twin(v):
             if prev_src is not None and prev_src[i] is v:
                 out[i] = prev[i]
             else:
@@ -128,11 +128,9 @@ class _FirstCall:
         self.plain, self.slots, self.mode = plain, slots, mode
 
     def __call__(self, *args):
-        import jax as _jax
-
-        probe = _jax.jit(self.plain)
+        probe = jax.jit(self.plain)
         opts = _compile.options_for("infer", probe.trace(*args).jaxpr)
-        fn = _jax.jit(self.plain, compiler_options=opts) if opts else probe
+        fn = jax.jit(self.plain, compiler_options=opts) if opts else probe
         self.slots[self.mode] = fn
         return fn(*args)
 

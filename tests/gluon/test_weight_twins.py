@@ -114,11 +114,11 @@ def test_twins_with_training_and_recording():
 
 
 def test_which_parameters_are_twins():
-    assert _fast.twin_perm(jax.ShapeDtypeStruct((3, 3, 3, 3), jnp.float32))
-    assert _fast.twin_perm(jax.ShapeDtypeStruct((8, 3, 1, 1), jnp.float16))
-    assert not _fast.twin_perm(jax.ShapeDtypeStruct((8, 3, 1, 1), jnp.int32))
-    assert not _fast.twin_perm(jax.ShapeDtypeStruct((8, 3), jnp.float32))
-    assert not _fast.twin_perm(jax.ShapeDtypeStruct((32, 1, 3, 3), jnp.float32))  # depthwise
+    assert _fast.is_twin(jax.ShapeDtypeStruct((3, 3, 3, 3), jnp.float32))
+    assert _fast.is_twin(jax.ShapeDtypeStruct((8, 3, 1, 1), jnp.float16))
+    assert not _fast.is_twin(jax.ShapeDtypeStruct((8, 3, 1, 1), jnp.int32))
+    assert not _fast.is_twin(jax.ShapeDtypeStruct((8, 3), jnp.float32))
+    assert not _fast.is_twin(jax.ShapeDtypeStruct((32, 1, 3, 3), jnp.float32))  # depthwise
     vals = [jnp.ones((2, 3, 4, 5)), jnp.ones(3), None, jnp.ones((4, 1, 3, 3))]
     got = _fast.twins(vals)
     if _compile.weight_twins():
