@@ -1,4 +1,4 @@
-"""Bounded caches of compiled programs, and :func:`clear_caches`.
+"""Bounded caches of compiled programs, :func:`clear_caches`, and the process state.
 
 Module-level caches in gluonjax hold compiled programs keyed by structure
 (op attributes, shapes, ids of signatures), never user objects: a dropped model
@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 
-__all__ = ["LRU", "clear_caches"]
+__all__ = ["LRU", "clear_caches", "PROCESS"]
 
 _ALL = weakref.WeakSet()  # every live LRU (a model's own caches die with it)
 
@@ -53,6 +53,39 @@ class LRU:
 
     def __len__(self):
         return len(self._d)
+
+
+class _Process:
+    """Process-wide flags, version counters and hooks: one object, not module-level lists.
+
+    Attributes
+    ----------
+    defer : bool
+        Deferred execution under ``record()`` (``autograd.set_deferral``).
+    backward : callable or None
+        ``autograd.backward``, installed by the autograd engine at import, so that
+        ``NDArray.backward`` (a lower layer) reaches it without importing it.
+    structure_epoch : int
+        Bumped when a block's children or parameters are re-registered.
+    param_version : int
+        Bumped after any parameter array's value (or class) is written.
+    layout_version : int
+        Bumped when a parameter array changes shape, dtype or context.
+    """
+
+    __slots__ = ("defer", "backward", "structure_epoch", "param_version", "layout_version")
+
+    def __init__(self):
+        import os
+
+        self.defer = os.environ.get("GLUONJAX_DEFER", "1").strip().lower() not in (
+            "0", "false", "off", "no",
+        )  # fmt: skip
+        self.backward = None
+        self.structure_epoch = self.param_version = self.layout_version = 0
+
+
+PROCESS = _Process()
 
 
 def cache_info():

@@ -4,6 +4,10 @@ Eagerly (``F`` is ``mx.nd``) they run as Python control flow, so autograd record
 each step as usual. Inside a hybridized block (``F`` is ``mx.sym`` and symbols
 carry jax tracers) they become ``jax.lax.cond`` / ``lax.scan``, so value-dependent
 control flow compiles. On purely declarative symbols (no values) they raise.
+
+This module sits below ``nd`` and ``sym``: each of them hands itself in
+(:func:`install`, called by ``contrib.namespace``), and the functions here build
+results with the ``F`` of their inputs' kind.
 """
 
 from __future__ import annotations
@@ -13,10 +17,10 @@ import itertools
 import jax
 import jax.numpy as jnp
 
-from . import random as _random
+from . import _rng as _random
 from .base import MXNetError
 
-__all__ = ["cond", "while_loop", "foreach", "step_keys"]
+__all__ = ["cond", "while_loop", "foreach", "step_keys", "install"]
 
 
 def _flat(x):
@@ -28,10 +32,10 @@ def _unflat(items, was_list):
 
 
 class _Kind:
-    """How to go between user values (NDArray / Symbol) and jax arrays."""
+    """How to go between user values (NDArray / Symbol) and jax arrays, with their ``F``."""
 
-    def __init__(self, symbolic):
-        self.symbolic = symbolic
+    def __init__(self, symbolic, F):  # noqa: N803  (MXNet's name for nd / sym)
+        self.symbolic, self.F = symbolic, F
 
     def raw(self, x):
         if self.symbolic:
@@ -46,21 +50,26 @@ class _Kind:
         return x._data
 
     def wrap(self, v):
+        F = self.F  # noqa: N806
         if self.symbolic:
-            from .symbol.symbol import Symbol, var
+            return F.Symbol(F.var("_cf")._outputs, value=v)
+        return F.NDArray(v)
 
-            return Symbol(var("_cf")._outputs, value=v)
-        from .ndarray.ndarray import NDArray
 
-        return NDArray(v)
+_KINDS = {}  # symbolic (bool) -> _Kind, filled by install()
+
+
+def install(F, symbolic):  # noqa: N803
+    """Hand in ``F`` (``gluonjax.ndarray`` or ``gluonjax.symbol``) for its kind of values."""
+    _KINDS[bool(symbolic)] = _Kind(bool(symbolic), F)
 
 
 def _kind_of(*xs):
     for x in xs:
         for v in x if isinstance(x, (list, tuple)) else [x]:
             if hasattr(v, "_outputs"):
-                return _Kind(True)
-    return _Kind(False)
+                return _KINDS[True]
+    return _KINDS[False]
 
 
 def cond(pred, then_func, else_func, inputs=None):
@@ -116,9 +125,7 @@ def foreach(body, data, init_states):
             )
             states = _flat(states_new)[0]
             outs.append(_flat(out))
-        from .ndarray import stack
-
-        stacked = [stack(*[o[0][k] for o in outs], axis=0) for k in range(len(outs[0][0]))]
+        stacked = [kind.F.stack(*[o[0][k] for o in outs], axis=0) for k in range(len(outs[0][0]))]
         return _unflat(stacked, outs[0][1]), _unflat(states, state_list)
     meta = {}
 
@@ -157,8 +164,7 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
             lvars = _flat(new)[0]
             outs.append(_flat(out)[0])
             steps += 1
-        from .ndarray import concat, zeros
-
+        F = kind.F  # noqa: N806
         if not outs:
             return [], _unflat(lvars, var_list)
         stacked = []
@@ -166,8 +172,8 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
             rows = [o[k].expand_dims(0) for o in outs]
             pad = max_iterations - steps
             if pad:
-                rows.append(zeros((pad,) + outs[0][k].shape, dtype=outs[0][k].dtype))
-            stacked.append(concat(*rows, dim=0))
+                rows.append(F.zeros((pad,) + outs[0][k].shape, dtype=outs[0][k].dtype))
+            stacked.append(F.concat(*rows, dim=0))
         return stacked, _unflat(lvars, var_list)
 
     def step(carry, _):

@@ -34,9 +34,18 @@ Examples
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
+from . import autograd
+from . import ndarray as _nd
+from . import symbol as _sym
+from ._ops.registry import REQUIRED, Attr
+from ._ops.registry import get as _get_op
+from ._ops.registry import register as _register_op
 from .base import MXNetError
+from .context import current_context
+from .ndarray import NDArray, zeros
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators", "Custom"]
 
@@ -197,9 +206,6 @@ def Custom(*args, op_type=None, name=None, out=None, **kwargs):  # noqa: N802  (
     by name; other keyword arguments go to the prop's constructor as strings.
     Returns one NDArray or a list (several outputs).
     """
-    from .context import current_context
-    from .ndarray import NDArray, zeros
-
     if op_type is None:
         raise CustomOpError("Custom needs op_type=<registered name>")
     named = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
@@ -237,13 +243,7 @@ def Custom(*args, op_type=None, name=None, out=None, **kwargs):  # noqa: N802  (
     return outs[0] if len(outs) == 1 else outs
 
 
-def _function_base():
-    from . import autograd
-
-    return autograd.Function
-
-
-class _CustomFunction(_function_base()):
+class _CustomFunction(autograd.Function):
     """A CustomOp seen through ``autograd.Function`` (forward, and backward when recorded)."""
 
     def __init__(self, op, n_args, out_shapes, out_types, zeros):
@@ -255,8 +255,6 @@ class _CustomFunction(_function_base()):
         self._outputs = None
 
     def forward(self, *inputs):
-        from . import autograd
-
         data, aux = list(inputs[: self._n_args]), list(inputs[self._n_args :])
         outs = [self._zeros(tuple(s), dtype=np.dtype(t)) for s, t in self._out]
         self._op.forward(autograd.is_training(), ["write"] * len(outs), data, outs, aux)
@@ -269,3 +267,113 @@ class _CustomFunction(_function_base()):
         grads = [self._zeros(x.shape, dtype=x.dtype) for x in data]
         self._op.backward(["write"] * len(grads), list(out_grads), data, self._outputs, grads, aux)
         return grads + [self._zeros(a.shape, dtype=a.dtype) for a in aux]
+
+
+# ---------------------------------------------------------------- Custom inside a graph
+# Symbols, hybridized blocks and executors compile whole graphs with ``jax.jit``; a
+# ``Custom`` node calls its ``CustomOp.forward`` / ``backward`` on the host through
+# ``jax.pure_callback``, with NDArrays, exactly as MXNet runs them. The op is created
+# once per compiled kernel (as MXNet creates it once per bound executor), so state an
+# op keeps between its forward and backward survives. Eager ``nd.Custom`` calls the
+# same methods directly (:func:`Custom`).
+
+
+def _graph_prop(attrs):
+    return _prop(attrs["op_type"], dict(attrs.get("kwargs") or ()))
+
+
+def _input_names(attrs):
+    if attrs.get("op_type") is None:
+        return ("data",)
+    prop = _graph_prop(attrs)
+    return tuple(prop.list_arguments()) + tuple(prop.list_auxiliary_states())
+
+
+def _n_outputs(attrs):
+    return len(_graph_prop(attrs).list_outputs()) if attrs.get("op_type") else 1
+
+
+def _host(fn):
+    """A host function on NumPy arrays running ``fn`` on NDArrays, outside any trace."""
+
+    def call(*arrays):
+        with autograd.pause():
+            outs = fn([NDArray(jax.numpy.asarray(a)) for a in arrays])
+        return tuple(np.asarray(o.asnumpy()) for o in outs)
+
+    return call
+
+
+@_register_op(
+    "Custom",
+    inputs=_input_names,
+    attrs={"op_type": Attr("str", REQUIRED), "kwargs": Attr("pairs", ())},
+    num_outputs=_n_outputs,
+    mode=True,
+)
+def _graph_custom(*arrays, op_type, kwargs, _train):
+    """Run the Python operator registered as ``op_type`` (see ``mx.operator``).
+
+    Inputs: the prop's arguments, then its auxiliary states. ``kwargs`` holds the prop's
+    constructor arguments as ``((name, string), ...)``.
+    """
+    prop = _graph_prop({"op_type": op_type, "kwargs": kwargs})
+    n_args = len(prop.list_arguments())
+    in_shapes = [tuple(a.shape) for a in arrays]
+    in_types = [np.dtype(a.dtype) for a in arrays]
+    out_shapes = [tuple(s) for s in prop.infer_shape(in_shapes[:n_args])[1]]
+    out_types = [np.dtype(t) for t in prop.infer_type(in_types[:n_args])[1]]
+    op = prop.create_operator(current_context(), in_shapes[:n_args], in_types[:n_args])
+    out_spec = tuple(jax.ShapeDtypeStruct(s, t) for s, t in zip(out_shapes, out_types))
+    in_spec = tuple(jax.ShapeDtypeStruct(s, t) for s, t in zip(in_shapes, in_types))
+
+    def forward(inputs):
+        outs = [zeros(s, dtype=t) for s, t in zip(out_shapes, out_types)]
+        op.forward(_train, ["write"] * len(outs), inputs[:n_args], outs, inputs[n_args:])
+        return outs
+
+    def backward(values):
+        k = len(arrays)
+        n_out = len(out_shapes)
+        inputs, outs, cts = values[:k], values[k : k + n_out], values[k + n_out :]
+        grads = [zeros(s, dtype=t) for s, t in zip(in_shapes, in_types)]
+        op.backward(["write"] * n_args, cts, inputs[:n_args], outs, grads[:n_args], inputs[n_args:])
+        return grads
+
+    fwd_host, bwd_host = _host(forward), _host(backward)
+
+    @jax.custom_vjp
+    def run(*xs):
+        return jax.pure_callback(fwd_host, out_spec, *xs)
+
+    def run_fwd(*xs):
+        outs = run(*xs)
+        return outs, (xs, outs)
+
+    def run_bwd(res, cts):
+        xs, outs = res
+        return tuple(jax.pure_callback(bwd_host, in_spec, *xs, *outs, *cts))
+
+    run.defvjp(run_fwd, run_bwd)
+    outs = run(*arrays)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+_GRAPH_OP = _get_op("Custom")
+
+
+def _symbol_custom(*args, op_type=None, name=None, attr=None, **kwargs):
+    """A node running the Python operator registered as ``op_type`` (``mx.operator``).
+
+    Symbol keyword arguments are inputs by name; the others go to the prop's constructor
+    as strings, as in MXNet.
+    """
+    inputs = {k: v for k, v in kwargs.items() if isinstance(v, _sym.Symbol)}
+    params = tuple(sorted((k, str(v)) for k, v in kwargs.items() if k not in inputs))
+    attrs = dict(inputs, op_type=op_type, kwargs=params)
+    return _sym.create(_GRAPH_OP, args, attrs, name=name, attr=attr, hint="custom")
+
+
+_symbol_custom.__name__ = _symbol_custom.__qualname__ = "Custom"
+# mx.operator installs Custom into nd and sym (they sit below it and never import it)
+_nd.Custom, _sym.Custom = Custom, _symbol_custom

@@ -34,7 +34,7 @@ def _check_symbol(symbol, what):
 
 
 def _nodes(symbol):
-    from .symbol._node import topo
+    from ._ops.graph import topo
 
     return topo(symbol._outputs)
 

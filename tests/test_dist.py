@@ -160,7 +160,7 @@ def test_syncbatchnorm_across_two_workers_matches_batchnorm(tmp_path):
 
 def test_collective_order_check():
     """traced_allsum's tag check: equal tags pass, any difference is caught."""
-    from gluonjax.kvstore._collectives import CollectiveMismatchError, _check_tags, _tag_rows
+    from gluonjax._collectives import CollectiveMismatchError, _check_tags, _tag_rows
 
     def total(tags):
         return np.sum([_tag_rows(t) for t in tags], axis=0, dtype=np.int32)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gluonjax as mx
-import gluonjax.random as _random
+import gluonjax._rng as _random
 from gluonjax import autograd, gluon, nd
 from gluonjax.autograd import _deferred as _lazy
 from gluonjax.base import MXNetError

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import random as _random
+from .. import _rng as _random
 from ..base import ArgumentTypeError, MXNetError
 from ..ndarray.ndarray import NDArray
 

@@ -12,7 +12,6 @@ input shape/dtype, so an eager ``FullyConnected`` is a single dispatch.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -275,10 +274,3 @@ def list_ops():
 def items():
     """(name, op) pairs, aliases included."""
     return list(_REGISTRY.items())
-
-
-@functools.cache
-def _ensure_loaded():
-    from . import defs  # noqa: F401  (registers every op)
-
-    return True

@@ -29,9 +29,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._graph import postorder
+from .._tape.node import DeferredCall, Kind, Node
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
-from ._node import DeferredCall, Kind, Node
 
 __all__ = [
     "Pending",

@@ -12,12 +12,12 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .._caches import PROCESS
+from .._tape.node import FUSABLE, Kind, run_vjp, toposort
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _deferred, _plan
 from ._higher import grad_create_graph
-from ._node import FUSABLE, Kind, run_vjp, toposort
-from ._state import DEFER
 
 __all__ = ["backward", "grad", "mark_variables"]
 
@@ -166,7 +166,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # no
         Keep the tape so backward can run again.
     """
     heads, head_grads = _as_lists(heads, head_grads)
-    res = _run(heads, head_grads, retain_graph, None, DEFER[0])
+    res = _run(heads, head_grads, retain_graph, None, PROCESS.defer)
     if type(res) is _plan.FusedCall:  # gradients stay pending until read or trainer.step
         _deferred.defer_grads(res)
         return
@@ -262,3 +262,6 @@ def mark_variables(variables, gradients, grad_reqs="write"):
     for v, g, r in zip(variables, gradients, grad_reqs):
         v._grad, v._grad_req, v._node = g, r, None
         v._fresh_grad = False
+
+
+PROCESS.backward = backward  # NDArray.backward (a lower layer) reaches the engine here

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import jax
 
+from .._tape.node import Kind, Node, entry, needs_grad
+from .._tape.state import _local, pause
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
-from ._node import Kind, Node, entry, needs_grad
-from ._state import _local, pause
 
 __all__ = ["Function"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .._tape.node import Kind, Node, needs_grad, toposort
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
-from ._node import Kind, Node, needs_grad, toposort
 
 __all__ = ["grad_create_graph"]
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from .. import _compile
 from .._caches import LRU
+from .._tape.node import Kind
 from ..base import MXNetError
 from ._deferred import deliver, settle_grads
-from ._node import Kind
 
 __all__ = ["Step", "Plan", "FusedCall", "plan", "aval_key", "inexact"]
 

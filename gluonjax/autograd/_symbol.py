@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+from .._tape.node import Kind, toposort
 from ..base import MXNetError
-from ._node import Kind, toposort
 
 __all__ = ["get_symbol"]
 
@@ -30,7 +30,7 @@ def get_symbol(x):
     1
     """
     from .. import symbol as sym
-    from ..symbol._node import Node as SymNode
+    from .._ops.graph import Node as SymNode
     from ..symbol.symbol import Symbol
 
     hn = getattr(x, "_node", None)
@@ -101,8 +101,8 @@ def _block_graph(node, ins):
 
 def _substitute(s, mapping):
     """``s`` with its variables replaced by the symbols in ``mapping`` (by name)."""
-    from ..symbol._node import Node as SymNode
-    from ..symbol._node import topo
+    from .._ops.graph import Node as SymNode
+    from .._ops.graph import topo
     from ..symbol.symbol import Symbol
 
     new = {}  # id(old node) -> (new node, output offset): variables map to an output

@@ -15,11 +15,13 @@ from __future__ import annotations
 import math
 import types
 
+from .. import _control_flow
 from .._control_flow import cond, foreach, while_loop
 
 
 def namespace(parent, name):
     """A ``contrib`` module for ``parent`` (nd or sym): control flow + ``_contrib_*`` ops."""
+    _control_flow.install(parent, symbolic=name != "nd")
     mod = types.ModuleType(f"{parent.__name__}.contrib", "Contrib operators and control flow.")
     mod.cond, mod.foreach, mod.while_loop = cond, foreach, while_loop
     for attr in dir(parent):

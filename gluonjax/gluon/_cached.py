@@ -18,17 +18,17 @@ import jax
 import numpy as np
 
 from .. import _compile
-from .. import random as _random
+from .. import _rng as _random
+from .._caches import PROCESS
 from .._inline import inline_fun
+from .._tape.node import CallOrigin, Kind, entry, needs_grad, vjp_node
+from .._tape.state import TraceScope, _Scope
+from .._tape.state import _local as _st
 from ..autograd import _deferred, _plan
-from ..autograd._node import CallOrigin, Kind, entry, needs_grad, vjp_node
-from ..autograd._state import DEFER, TraceScope, _Scope
-from ..autograd._state import _local as _st
 from ..base import BlockInputError, HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _fast
 from . import _forward_check as _fc
-from ._param_array import LAYOUT
 
 _APPLY: dict = {}
 _IDS = itertools.count(1)  # ids of parameter masks and call signatures (never reused)
@@ -206,8 +206,9 @@ class CachedGraph:
             return _NO_TAPE
         imask = tuple(imask)
         fkey = (training, pmask, imask)
-        # pid stands for pmask (a cheaper key); LAYOUT moves when a parameter's dtype changes
-        sig = (training, pid, imask, tuple(sig), LAYOUT[0])
+        # pid stands for pmask (a cheaper key); PROCESS.layout_version moves when a
+        # parameter's dtype changes
+        sig = (training, pid, imask, tuple(sig), PROCESS.layout_version)
         known = self.lazy_sigs.get(sig)
         if known is None and sig not in self.stateful:
             known = self._learn(sig, fkey, pconst, raw, arrays, given)
@@ -223,7 +224,7 @@ class CachedGraph:
             _random.advance()
         if known is None:  # the forward writes state: run it at once
             return self._stateful_call(fkey, consts, arrays, given, inputs, idx, imask, datas)
-        if DEFER[0]:
+        if PROCESS.defer:
             outs = _deferred.record_deferred(
                 self.block.name, inputs, known.avals, known.fn, consts, tuple(given),
                 known.sid, known.run,

@@ -11,7 +11,7 @@ switches to the keyed variant (``CachedGraph.jit``).
 
 ``FastCall`` is the state of ``HybridBlock.__call__``'s hot path (one NDArray
 input): it keeps the list of parameter values and rebuilds it only when a
-parameter array was written (``_param_array.VERSION``).
+parameter array was written (``PROCESS.param_version``).
 
 **Convolution weights in the kernels' layout.** On XLA:CPU a convolution runs with
 an HWIO kernel; a program given MXNet's OIHW weights transposes every one of them
@@ -41,8 +41,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _compile
+from .._caches import PROCESS
 from ..ndarray.ndarray import NDArray
-from ._param_array import VERSION, ParamArray
+from ._param_array import ParamArray
 
 __all__ = ["WithUpdates", "plain_jits", "finish", "FastCall", "is_twin", "twins"]
 
@@ -183,7 +184,7 @@ class FastCall:
 
     ``HybridBlock.__call__`` runs it inline (a Python frame less on the hot path)::
 
-        if f.seen != VERSION[0]:
+        if f.seen != PROCESS.param_version:
             f.refresh()
         out = f.plain[mode](f.pvals, x._data)  # NeedsKey: return f.needs_key(x)
         # an array (type f.array_type) becomes an NDArray, anything else f.finish(out)
@@ -210,7 +211,7 @@ class FastCall:
 
     def refresh(self):
         """Re-read the parameter values (a parameter array was written since)."""
-        v = VERSION[0]  # read before the values: a write in between only costs a rebuild
+        v = PROCESS.param_version  # read before the values: a write in between only costs a rebuild
         src = list(map(_DATA, self.datas))
         self.pvals = twins(src, self.src, self.pvals)
         self.src = src
@@ -218,7 +219,7 @@ class FastCall:
 
     def values(self):
         """The current parameter values, as the compiled functions take them."""
-        if self.seen != VERSION[0]:
+        if self.seen != PROCESS.param_version:
             self.refresh()
         return self.pvals
 

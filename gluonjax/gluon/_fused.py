@@ -11,8 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _compile
-from .. import random as _random
-from ..autograd._state import TraceScope, _Scope
+from .. import _rng as _random
+from .._tape.state import TraceScope, _Scope
 from ..ndarray.ndarray import NDArray
 from ..optimizer._fused_update import _inputs, probe_inputs
 from ._cached import _TRACER_ERRORS, _is_leaf, _raw, _tracer_message
@@ -148,7 +148,7 @@ class FusedStep:
 
         grads, (loss, updates) = jax.grad(loss_of, has_aux=True)([pvals[i] for i in pos])
         if self.dist:  # the sum over the workers (trainer.step's store does the same)
-            from ..kvstore._collectives import traced_allsum
+            from .._collectives import traced_allsum
 
             grads = list(traced_allsum(tuple(grads), "compile_step/gradients"))
         new_p = list(pvals)

@@ -25,8 +25,9 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from .._caches import PROCESS
 from ..base import MXNetError
-from ._param_array import VERSION, ParamArray, write_values
+from ._param_array import ParamArray, write_values
 from ._param_array import _get_value as _slot_get
 from ._param_array import _set_value as _slot_set
 
@@ -209,7 +210,7 @@ class MeshState:
         self.mesh = mesh_of(devices)
         self.rep = replicated(self.mesh)
         self._global = self._params = None
-        self._version = -1  # _param_array.VERSION when _global was built or written
+        self._version = -1  # PROCESS.param_version when _global was built or written
         self._inputs = None
         self._packed = None
         self._fast_parts = None  # whether jax's Array._arrays lists the shards (see write)
@@ -228,10 +229,10 @@ class MeshState:
     def values(self, params):
         """Replicated global arrays of ``params`` (built from their per-device arrays).
 
-        Reused while no parameter array was written since (``_param_array.VERSION``),
+        Reused while no parameter array was written since (``PROCESS.param_version``),
         else rebuilt without a copy from the arrays every context holds now.
         """
-        if self._version == VERSION[0] and self._params == params:
+        if self._version == PROCESS.param_version and self._params == params:
             return self._global
         rep, n = self.rep, len(self.devices)
         out = []
@@ -261,7 +262,7 @@ class MeshState:
             if any(a.devices() != {d} for a, d in zip(arrays, self.devices)):
                 arrays = [jax.device_put(a, d) for a, d in zip(arrays, self.devices)]
             out.append(jax.make_array_from_single_device_arrays(arrays[0].shape, rep, arrays))
-        self._global, self._params, self._version = out, list(params), VERSION[0]
+        self._global, self._params, self._version = out, list(params), PROCESS.param_version
         return out
 
     def write(self, params, values):
@@ -289,8 +290,9 @@ class MeshState:
                     _slot_set(a, v)  # the old piece goes now; the new one on first use
                     if type(a) is ParamArray:
                         _set_class(a, SplitPending)
-        write_values(arrays, parts)  # bumps VERSION (once) for all of them
-        self._global, self._params, self._version = list(values), list(params), VERSION[0]
+        write_values(arrays, parts)  # bumps PROCESS.param_version (once) for all of them
+        self._global, self._params = list(values), list(params)
+        self._version = PROCESS.param_version
 
     def inputs(self, vals):
         """``vals`` (arrays an optimizer caches between steps: learning rates, weight

@@ -4,22 +4,22 @@ Every Parameter keeps one ``ParamArray`` for its whole life; ``set_data``,
 optimizer updates, in-place writes (``p.data()[:] = 0``), loading and
 re-initialization all point it at a new jax array. A hybridized block's plain
 compiled call keeps the list of parameter values it passes to ``jax.jit`` and
-rebuilds it only when :data:`VERSION` moved, instead of reading every parameter
+rebuilds it only when ``PROCESS.param_version`` moved, instead of reading every parameter
 on every call. Reads stay plain slot reads; only writes pay for the counter.
 """
 
 from __future__ import annotations
 
+from .._caches import PROCESS
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["ParamArray", "VERSION", "LAYOUT", "write_values", "sparse_param_array_class"]
+__all__ = ["ParamArray", "write_values", "sparse_param_array_class"]
 
-# Bumped after any parameter array's value (or class, see autograd._deferred) is written.
-# The bump comes after the write: a reader that saw the new count sees the new value.
-VERSION = [0]
-# Bumped when a parameter array's shape or dtype changes (cast, loading another dtype):
-# what a compiled call learned about its outputs from the parameters is then out of date.
-LAYOUT = [0]
+# PROCESS.param_version is bumped after any parameter array's value (or class, see
+# autograd._deferred) is written; the bump comes after the write, so a reader that saw
+# the new count sees the new value. PROCESS.layout_version is bumped when a parameter
+# array's shape or dtype changes (cast, loading another dtype): what a compiled call
+# learned about its outputs from the parameters is then out of date.
 
 _setattr = object.__setattr__
 _set_value = NDArray.__dict__["_data"].__set__
@@ -27,14 +27,14 @@ _get_value = NDArray.__dict__["_data"].__get__
 
 
 def write_values(arrays, values):
-    """Point each of ``arrays`` at its new value and bump :data:`VERSION` once.
+    """Point each of ``arrays`` at its new value and bump ``PROCESS.param_version`` once.
 
     What an optimizer step writes: one counter bump for all the parameters,
     instead of one per ``arr._data = value``.
     """
     for arr, value in zip(arrays, values):
         _set_value(arr, value)
-    VERSION[0] += 1
+    PROCESS.param_version += 1
 
 
 class ParamArray(NDArray):
@@ -53,12 +53,12 @@ class ParamArray(NDArray):
             old = _layout(self)
             _setattr(self, name, value)
             if old is not None and old != _layout(self):  # not a parameter's first value
-                LAYOUT[0] += 1
-            VERSION[0] += 1
+                PROCESS.layout_version += 1
+            PROCESS.param_version += 1
             return
         _setattr(self, name, value)
         if name == "__class__":
-            VERSION[0] += 1
+            PROCESS.param_version += 1
 
 
 def _layout(arr):

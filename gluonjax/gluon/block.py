@@ -7,6 +7,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._caches import PROCESS
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ._scope import BlockScope
@@ -23,7 +24,6 @@ class BlockAttributeError(MXNetError, TypeError):
 
 # Bumped whenever hooks or children change, so blocks can cache "may I compile myself
 # whole in eager mode?" (see HybridBlock._can_auto_jit).
-STRUCTURE_EPOCH = [0]
 
 
 class _HookHandle:
@@ -33,7 +33,7 @@ class _HookHandle:
 
     def detach(self):
         self._hooks.pop(self._id, None)
-        STRUCTURE_EPOCH[0] += 1
+        PROCESS.structure_epoch += 1
 
     def __enter__(self):
         return self
@@ -137,7 +137,7 @@ class Block:
         if name is None:
             name = str(len(self._children))
         self._children[name] = block
-        STRUCTURE_EPOCH[0] += 1
+        PROCESS.structure_epoch += 1
 
     def __repr__(self):
         mods = "\n".join(
@@ -249,13 +249,13 @@ class Block:
     # ------------------------------------------------------------ hooks and calls
     def register_forward_pre_hook(self, hook):
         """``hook(block, inputs)`` runs before forward; returns a handle with ``detach()``."""
-        STRUCTURE_EPOCH[0] += 1
+        PROCESS.structure_epoch += 1
         self.__dict__["_fast"] = None  # a hybridized block leaves its hook-free fast path
         return _HookHandle(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook):
         """``hook(block, inputs, outputs)`` runs after forward."""
-        STRUCTURE_EPOCH[0] += 1
+        PROCESS.structure_epoch += 1
         self.__dict__["_fast"] = None
         return _HookHandle(self._forward_hooks, hook)
 
@@ -273,7 +273,7 @@ class Block:
     # ------------------------------------------------------------ files
     def save_parameters(self, filename, deduplicate=False):
         """Save parameters under structural names (``0.weight``), loadable into a fresh model."""
-        from .._io.params import save_structural
+        from ._params_file import save_structural
 
         save_structural(self, filename, deduplicate)
 
@@ -287,7 +287,7 @@ class Block:
         dtype_source="current",
     ):
         """Load a file saved by :meth:`save_parameters`; on any mismatch nothing changes."""
-        from .._io.params import load_structural
+        from ._params_file import load_structural
 
         load_structural(self, filename, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source)
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import contextlib
 import io
 
-from ..autograd import _state
+from .._caches import PROCESS
+from .._rng import NeedsKey
+from .._tape import state as _state
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
-from ..random import NeedsKey
 from . import _forward_check as _fc
 from ._cached import CachedGraph
 from ._fast import NEW as _NEW
-from ._param_array import VERSION as _VERSION
-from .block import STRUCTURE_EPOCH, Block, to_ndarray
+from .block import Block, to_ndarray
 from .parameter import Parameter
 
 __all__ = ["HybridBlock"]
@@ -104,7 +104,7 @@ class HybridBlock(Block):
         if f is not None and type(x) is NDArray and not args and not kwargs and x._ctx is None:
             mode = _STATE.call_mode  # 2 while recording or tracing
             if mode != 2:  # the hybridized hot path, inline (see _fast.FastCall)
-                if f.seen != _VERSION[0]:
+                if f.seen != PROCESS.param_version:
                     f.refresh()
                 try:
                     out = f.plain[mode](f.pvals, x._data)
@@ -155,7 +155,7 @@ class HybridBlock(Block):
 
     def _can_auto_jit(self):
         epoch, ok = self._auto_state
-        if epoch == STRUCTURE_EPOCH[0]:
+        if epoch == PROCESS.structure_epoch:
             return ok
         ok = (
             type(self)._auto_jit
@@ -166,7 +166,7 @@ class HybridBlock(Block):
                 isinstance(c, HybridBlock) and c._can_auto_jit() for c in self._children.values()
             )
         )
-        self._auto_state = (STRUCTURE_EPOCH[0], ok)
+        self._auto_state = (PROCESS.structure_epoch, ok)
         return ok
 
     def _gluon2_style(self):
@@ -327,7 +327,7 @@ class HybridBlock(Block):
         (also ``path-%04d.mlir``), ``iree=False`` (fixed-batch IREE module).
         Returns the list of files written.
         """
-        from .._export import export_block
+        from ._export import export_block
 
         return export_block(self, path, epoch, remove_amp_cast, example_inputs, **kwargs)
 

@@ -11,7 +11,7 @@ import jax
 import numpy as np
 
 from .._ops.registry import dtype_of
-from ..autograd import _state as _trace
+from .._tape import state as _trace
 from ..base import DeferredInitializationError, MXNetError, ShapeError
 from ..context import current_context
 from ..ndarray.ndarray import NDArray

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from .. import autograd as _ag
-from ..autograd import _state as _trace
+from .._tape import state as _trace
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from ._param_sparse import StorageTypeError
@@ -263,8 +263,8 @@ class SymbolBlock(HybridBlock):
 
     def _run_eager(self, inputs):
         """Node by node through the ``nd`` path, so autograd records every op."""
+        from .._ops.graph import topo
         from ..ndarray._invoke import invoke
-        from ..symbol._node import topo
 
         inputs = [to_ndarray(a) for a in inputs]
         if not all(isinstance(a, NDArray) for a in inputs):
@@ -308,7 +308,7 @@ class SymbolBlock(HybridBlock):
     def _compose(self, inputs):
         """The graph with its input variables replaced by ``inputs`` (Symbols)."""
         sym = _sym()
-        from ..symbol._node import Node, topo
+        from .._ops.graph import Node, topo
 
         syms = []
         for name, a in zip(self._input_names, inputs, strict=False):
@@ -370,8 +370,8 @@ class SymbolBlock(HybridBlock):
 
 def _resolved_shapes(graph, shapes):
     """``{id(node): shape}`` for input-less nodes whose shape has unknown (0) dims."""
+    from .._ops.graph import topo
     from ..symbol._infer import created_shape, resolve_created
-    from ..symbol._node import topo
 
     if not any(n.op is not None and created_shape(n, {}, 0) for n in topo(graph._outputs)):
         return {}

@@ -35,7 +35,7 @@ class AsyncKVStoreError(KVStoreUnavailableError, ValueError):
 
 
 def _group():
-    from ._collectives import process_group
+    from .._collectives import process_group
 
     return process_group()
 

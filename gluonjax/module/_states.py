@@ -126,7 +126,7 @@ class ModuleKVStore:
         self.num_workers = 1
         self._group = None
         if "dist" in kind:  # across the processes of a jax.distributed job
-            from ..kvstore._collectives import process_group
+            from .._collectives import process_group
 
             self._group = process_group()
             self.rank, self.num_workers = self._group.rank, self._group.size

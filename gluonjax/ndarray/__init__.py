@@ -63,14 +63,6 @@ from ._ufuncs import (  # noqa: E402
     true_divide,
 )
 
-
-def Custom(*args, **kwargs):  # noqa: N802  (MXNet's name)
-    """Run a Python operator registered with ``mx.operator.register`` (see ``mx.operator``)."""
-    from ..operator import Custom as _custom
-
-    return _custom(*args, **kwargs)
-
-
 linalg = _contrib_mod.prefixed(
     __import__(__name__, fromlist=["x"]), "linalg", "_linalg_", "Batched linear algebra."
 )

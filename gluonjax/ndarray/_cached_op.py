@@ -24,7 +24,7 @@ __all__ = ["CachedOp", "run_graph"]
 def run_graph(outputs, values):
     """Evaluate graph ``outputs`` (a Symbol's ``_outputs``) with ``values`` (input name ->
     NDArray) op by op; returns the list of output NDArrays."""
-    from ..symbol._node import topo
+    from .._ops.graph import topo
 
     env = {}
     for node in topo(outputs):

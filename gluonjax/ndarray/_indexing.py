@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import autograd as _ag
 from .._ops import registry as _reg
 from .._ops.bounds import check_key
+from .._tape import state as _ag
 from ..base import InvalidArgumentError, MXNetError
 from ._invoke import check_write, invoke
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from .. import random as _random
+from .. import _rng as _random
 from .._caches import LRU
-from ..autograd._node import (
+from .._tape.node import (
     Kind,
     OpOrigin,
     apply_multi,
@@ -22,7 +22,7 @@ from ..autograd._node import (
     needs_grad,
     vjp_node,
 )
-from ..autograd._state import _local as _st
+from .._tape.state import _local as _st
 from ..base import MXNetError
 
 _VJP_FWD = LRU(4096, "recorded op kernels")  # (op, attributes, mask) -> forward with VJP

@@ -10,8 +10,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import autograd as _autograd
+from .._caches import PROCESS
 from .._ops import registry as _reg
+from .._tape import state as _tape
 from ..base import ArgumentTypeError, MXNetError
 from ..context import context_of
 from ._invoke import check_write, invoke
@@ -370,7 +371,7 @@ class NDArray:
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Differentiate this array (see ``autograd.backward``)."""
-        _autograd.backward([self], [out_grad], retain_graph, train_mode)
+        PROCESS.backward([self], [out_grad], retain_graph, train_mode)
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key):
@@ -449,7 +450,7 @@ class NDArray:
         if shape:
             kwargs["shape"] = shape
         res = invoke(_OP("reshape"), (self,), kwargs)
-        if res._node is not None or _autograd.is_recording():
+        if res._node is not None or _tape.is_recording():
             return res
         from ._view import reshape_view
 
@@ -459,7 +460,7 @@ class NDArray:
         """``flatten``/``squeeze``/``expand_dims``: a view with ``inplace=True`` (MXNet)."""
         inplace = kwargs.pop("inplace", False)
         res = invoke(_OP(name), (self,), kwargs)
-        if not inplace or res._node is not None or _autograd.is_recording():
+        if not inplace or res._node is not None or _tape.is_recording():
             return res
         from ._view import reshape_view
 

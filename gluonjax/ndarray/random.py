@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numbers
 
-from .. import random as _random
+from .. import _rng as _random
 from .._ops import registry as _reg
 from ..base import OpError
 from ._creation import _place

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _compile
-from .. import random as _random
+from .. import _rng as _random
 
 __all__ = ["apply_update", "backward_and_update", "make_update", "probe_inputs"]
 

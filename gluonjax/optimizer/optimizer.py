@@ -293,7 +293,7 @@ class Optimizer:
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
         g = self.preprocess(grad._data, self.rescale_grad)
-        from .. import random as _random
+        from .. import _rng as _random
 
         key = _random.next_key() if self.needs_key() else None
         old_state = _unwrap(state)

@@ -107,19 +107,6 @@ from .. import contrib as _contrib_mod  # noqa: E402
 contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "sym")
 from . import random  # noqa: E402,F401
 
-
-def Custom(*args, op_type=None, name=None, attr=None, **kwargs):  # noqa: N802  (MXNet's name)
-    """A node running the Python operator registered as ``op_type`` (``mx.operator``).
-
-    Symbol keyword arguments are inputs by name; the others go to the prop's constructor
-    as strings, as in MXNet.
-    """
-    inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    params = tuple(sorted((k, str(v)) for k, v in kwargs.items() if k not in inputs))
-    attrs = dict(inputs, op_type=op_type, kwargs=params)
-    return create(_reg.get("Custom"), args, attrs, name=name, attr=attr, hint="custom")
-
-
 linalg = _contrib_mod.prefixed(
     __import__(__name__, fromlist=["x"]), "linalg", "_linalg_", "Batched linear algebra."
 )

@@ -17,7 +17,7 @@ _REQS = ("write", "add", "null", "inplace")
 
 
 def _err(msg):
-    from ..executor import BindError
+    from .executor import BindError
 
     return BindError(msg)
 
@@ -78,7 +78,7 @@ def check_differentiable(sym, reqs):
     That is an op without a gradient whose output reaches an output of ``sym`` (not
     through ``stop_gradient``) and whose inputs depend on an argument with a gradient.
     """
-    from ._node import topo
+    from .._ops.graph import topo
 
     nodes = topo(sym._outputs)
     wanted = {n for n, r in reqs.items() if r != "null"}
@@ -158,7 +158,7 @@ def bind(
     group2ctx, shared_exec : optional
         ``shared_exec``'s compiled program is reused.
     """
-    from ..executor import Executor
+    from .executor import Executor
 
     arg_names = self.list_arguments()
     aux_names = self.list_auxiliary_states()
@@ -229,7 +229,7 @@ def simple_bind(
     **kwargs
         ``name=shape`` for the inputs.
     """
-    from ..executor import Executor
+    from .executor import Executor
 
     if stype_dict and any(v not in (None, "default") for v in stype_dict.values()):
         raise MXNetError("simple_bind: sparse storage types are not supported")

@@ -10,8 +10,8 @@ Positional arguments replace the arguments in ``list_arguments()`` order
 
 from __future__ import annotations
 
+from .._ops.graph import Node, topo
 from ..base import MXNetError
-from ._node import Node, topo
 
 __all__ = ["compose", "copy_graph"]
 

@@ -14,9 +14,9 @@ import numpy as np
 from .. import attribute as _attribute
 from .. import name as _name
 from .._ops import registry as _reg
+from .._ops.graph import Node
 from ..base import MXNetError
 from ._json import HIDDEN_KEYS as _HIDDEN
-from ._node import Node
 from .symbol import Symbol, hint_of
 
 __all__ = ["create", "hidden_keys"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 import jax
 from jax.extend.core import Var
 
-from .. import random as _random
+from .. import _rng as _random
+from .._ops.graph import topo
 from .._ops.shape_rules import attr_shape, is_creation, is_known
-from ..autograd import _state as _ag
+from .._tape import state as _ag
 from ..base import MXNetError
-from ._node import topo
 
 
 class GraphFunction:

@@ -13,11 +13,11 @@ import warnings
 
 import numpy as np
 
+from .._ops.graph import topo
 from .._ops.registry import dtype_of
 from ..base import MXNetError
 from ..util import is_np_shape
 from ._infer_graph import ShapeInferenceError, infer_dtypes, infer_shapes, is_known
-from ._node import topo
 
 __all__ = [
     "infer_shape",

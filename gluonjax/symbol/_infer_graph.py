@@ -25,10 +25,10 @@ import jax
 import numpy as np
 
 from .._caches import LRU
+from .._ops.graph import topo
 from .._ops.registry import dtype_of
 from .._ops.shape_rules import ShapeConflict, is_known, merge, rule_for
 from ..base import MXNetError
-from ._node import topo
 
 __all__ = ["ShapeInferenceError", "infer_shapes", "infer_dtypes", "is_known"]
 

@@ -15,9 +15,10 @@ import json
 import os
 
 from .._io.atomic import read_bytes
+from .._ops import jaxops
 from .._ops import registry as _reg
+from .._ops.graph import topo
 from ..base import FileFormatError, MXNetError
-from ._node import topo
 
 __all__ = ["tojson", "save", "load", "load_json", "fromjson", "NODE_LOADERS", "MXNET_VERSION"]
 
@@ -26,7 +27,7 @@ MXNET_VERSION = 10901
 #: op-name prefix -> ``fn(op_name, attrs: dict of str) -> Op`` for nodes whose op is
 #: not a registry op (e.g. ``"jax."`` for exported JAX primitives). The returned
 #: Op's ``parse_attrs`` then parses the node's attributes like a registry op's.
-NODE_LOADERS: dict = {}
+NODE_LOADERS: dict = {jaxops.PREFIX: jaxops.load_op}  # op-name prefix -> builder of its Op
 
 #: Keys MXNet stores as ``__key__`` and also lists under the plain ``key``.
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")

@@ -14,9 +14,9 @@ import difflib
 import json
 
 from .._ops import registry as _reg
+from .._ops.graph import Node
 from ..base import FileFormatError, MXNetError
 from ._json import HIDDEN_KEYS, NODE_LOADERS, dtype_from_attr
-from ._node import Node
 
 __all__ = ["from_dict"]
 
@@ -102,8 +102,6 @@ def _entry(value, i, raw, what, n_nodes, nodes):
 
 
 def _lookup_op(opname, attrs, i, raw):
-    if opname.startswith("jax.") and "jax." not in NODE_LOADERS:
-        from .. import _export  # noqa: F401  (registers the loader of exported jax nodes)
     for prefix, loader in NODE_LOADERS.items():
         if opname.startswith(prefix):
             try:
@@ -112,7 +110,6 @@ def _lookup_op(opname, attrs, i, raw):
                 raise _fail(f"cannot rebuild op {opname!r}: {err}", i, raw) from None
             except (KeyError, ValueError, TypeError) as err:
                 raise _fail(f"cannot rebuild op {opname!r}: {err}", i, raw) from None
-    _reg._ensure_loaded()
     try:
         return _reg.get(opname)
     except MXNetError:

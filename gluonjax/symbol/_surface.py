@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import warnings
 
+from .._ops.graph import Node, topo
 from ..base import AttrError, MXNetError
 from ._json import HIDDEN_KEYS, to_dict
-from ._node import Node, topo
 
 __all__ = [
     "node_attrs",

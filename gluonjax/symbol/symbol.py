@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import attribute as _attribute
+from .._ops.graph import Node, topo
 from ..base import HybridizationError, MXNetError, NotImplementedForSymbol
 from . import _surface
-from ._node import Node, topo
 
 __all__ = ["Symbol", "var", "Variable", "Group", "create", "hint_of"]
 

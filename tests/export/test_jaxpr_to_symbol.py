@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import gluonjax as mx
-from gluonjax._export import ExportError, block_symbol
-from gluonjax._export.jaxpr_to_symbol import jaxpr_to_symbol
+from gluonjax.gluon._export import ExportError, block_symbol
+from gluonjax.gluon._export.jaxpr_to_symbol import jaxpr_to_symbol
 from gluonjax.symbol import _json
 from gluonjax.symbol._eval import graph_function
 

@@ -14,9 +14,10 @@ import pytest
 
 import gluonjax as mx
 from gluonjax import nd
-from gluonjax.autograd import _state as _trace
+from gluonjax._caches import PROCESS
+from gluonjax._tape import state as _trace
 from gluonjax.gluon import _fast, nn
-from gluonjax.gluon._param_array import VERSION, ParamArray
+from gluonjax.gluon._param_array import ParamArray
 from gluonjax.ndarray.ndarray import NDArray
 
 RNG = np.random.RandomState(7)
@@ -84,15 +85,15 @@ def test_version_counts_value_writes_only():
     p = mx.gluon.Parameter("w", shape=(2,))
     p.initialize()
     arr = p.data()
-    v = VERSION[0]
+    v = PROCESS.param_version
     arr._node = None
     arr._grad_req = "write"
-    assert VERSION[0] == v
+    assert PROCESS.param_version == v
     arr._data = arr._data + 1
-    assert VERSION[0] > v
-    v = VERSION[0]
+    assert PROCESS.param_version > v
+    v = PROCESS.param_version
     arr.__class__ = ParamArray  # gluonjax.autograd._deferred swaps classes of deferred values
-    assert VERSION[0] > v
+    assert PROCESS.param_version > v
 
 
 @pytest.mark.parametrize(
@@ -255,9 +256,9 @@ def test_batchnorm_inference_writes_no_parameter():
     stats = {k: p.data().asnumpy() for k, p in net.collect_params(".*running.*").items()}
     arrays = {k: p.data()._data for k, p in net.collect_params(".*running.*").items()}
     first = net(x).asnumpy()
-    v = VERSION[0]
+    v = PROCESS.param_version
     second = net(x).asnumpy()
-    assert VERSION[0] == v
+    assert PROCESS.param_version == v
     np.testing.assert_array_equal(second, first)
     for k, p in net.collect_params(".*running.*").items():
         assert p.data()._data is arrays[k]  # the same buffers, not copies written back

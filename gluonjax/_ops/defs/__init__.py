@@ -6,7 +6,6 @@ from . import (  # noqa: F401  # noqa: F401,E402
     boxes,
     contrib_misc,
     conv,
-    custom_op,
     deform_conv,
     elemwise,
     getitem,

@@ -27,14 +27,14 @@ def cross_device_mean_var(data, axes, ndev, key):
     devices). In a job of several processes (``python -m gluonjax.launch``) each
     worker holds its part of the global batch: the per-channel sums, element counts
     and then the sums of squared deviations from the global mean are summed over the
-    workers (:func:`~gluonjax.kvstore._collectives.traced_allsum`, differentiable),
+    workers (:func:`~gluonjax._collectives.traced_allsum`, differentiable),
     giving the mean and biased variance of the global batch, as BatchNorm on it
     (two passes, as :func:`norm._mean_var`). ``key`` names the layer, the same on
     every worker.
     """
     if jax.process_count() == 1:
         return _mean_var(data, axes)
-    from ...kvstore._collectives import traced_allsum
+    from ..._collectives import traced_allsum
 
     x32 = data.astype(jnp.promote_types(data.dtype, jnp.float32))
     count = np.array(int(np.prod([data.shape[a] for a in axes], dtype=np.int64)), np.int32)

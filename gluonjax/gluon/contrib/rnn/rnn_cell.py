@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ....autograd import _state as _trace
+from ...._tape import state as _trace
 from ....base import MXNetError
 from ....ndarray.ndarray import NDArray
 from ....symbol.symbol import Symbol

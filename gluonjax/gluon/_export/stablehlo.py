@@ -26,7 +26,7 @@ import os
 import jax
 import numpy as np
 
-from ..base import MXNetError
+from ...base import MXNetError
 
 __all__ = ["FORMAT", "BATCH", "export_function", "build_artifact", "compile_iree", "IREE_FLAGS"]
 

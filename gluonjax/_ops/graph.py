@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._graph import postorder
-from .._ops.registry import attr_to_str
+from .registry import attr_to_str
 
 
 class Node:

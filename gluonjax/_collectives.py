@@ -24,7 +24,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from ..base import MXNetError
+from .base import MXNetError
 
 
 class CollectiveMismatchError(MXNetError, RuntimeError):
@@ -59,7 +59,7 @@ class ProcessGroup:
     Examples
     --------
     >>> import jax.numpy as jnp
-    >>> from gluonjax.kvstore._collectives import process_group
+    >>> from gluonjax._collectives import process_group
     >>> g = process_group()            # one process: the identity
     >>> [a.tolist() for a in g.allsum([jnp.ones(2)])]
     [[1.0, 1.0]]

@@ -19,15 +19,13 @@ import warnings
 
 import numpy as np
 
-from .._io.atomic import atomic_write
-from .._io.ndformat import write_arrays
-from .jaxops import ExportError, register_loader
+from ..._io.atomic import atomic_write
+from ..._io.ndformat import write_arrays
+from ..._ops.jaxops import ExportError
 from .jaxpr_to_symbol import jaxpr_to_symbol
 from .trace import Traced, signature_of
 
 __all__ = ["export_block", "block_symbol", "ExportError"]
-
-register_loader()
 
 
 def block_symbol(block, example_inputs=None, remove_amp_cast=True):

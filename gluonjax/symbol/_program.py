@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from .. import _compile
 from .._caches import LRU
-from ..symbol._eval import graph_function
+from ._eval import graph_function
 
 __all__ = ["Program", "program_for"]
 
@@ -32,7 +32,7 @@ _PROGRAMS = LRU(64, "executor programs")
 
 def _signature(symbol):
     """A hashable description of everything the compiled program depends on, or None."""
-    from ..symbol._node import topo
+    from .._ops.graph import topo
 
     order = topo(symbol._outputs)
     index = {id(n): i for i, n in enumerate(order)}
@@ -54,7 +54,7 @@ def _signature(symbol):
 
 def program_for(symbol):
     """The :class:`Program` of ``symbol``, shared with earlier equal graphs."""
-    from ..symbol._compose import copy_graph
+    from ._compose import copy_graph
 
     key = _signature(symbol)
     if key is None:

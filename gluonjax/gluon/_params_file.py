@@ -40,8 +40,8 @@ def load_structural(
     dtype_source="current",
 ):
     """Load ``filename`` into ``block``; checks everything before changing anything."""
-    from ..gluon._loading import apply_loaded
     from ..ndarray import load
+    from ._loading import apply_loaded
 
     loaded = load(filename)
     if not isinstance(loaded, dict):

@@ -14,8 +14,9 @@ and the op invoker can read the flags without an import circle.
 
 from __future__ import annotations
 
-import os
 import threading
+
+from .._caches import PROCESS
 
 __all__ = [
     "record",
@@ -139,14 +140,6 @@ def predict_mode():
 
 
 # ---------------------------------------------------------------- deferral switch
-def _env_deferral():
-    value = os.environ.get("GLUONJAX_DEFER", "1").strip().lower()
-    return value not in ("0", "false", "off", "no")
-
-
-DEFER = [_env_deferral()]  # process-wide; read on the recording path
-
-
 def set_deferral(enabled):
     """Turn deferred execution under ``record()`` on or off; returns the previous setting.
 
@@ -165,14 +158,14 @@ def set_deferral(enabled):
     False
     >>> _ = mx.autograd.set_deferral(old)
     """
-    prev = DEFER[0]
-    DEFER[0] = bool(enabled)
+    prev = PROCESS.defer
+    PROCESS.defer = bool(enabled)
     return prev
 
 
 def is_deferral():
     """Whether deferred execution under ``record()`` is on (see :func:`set_deferral`)."""
-    return DEFER[0]
+    return PROCESS.defer
 
 
 # ---------------------------------------------------------------- the trace scope

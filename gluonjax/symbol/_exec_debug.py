@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..symbol._node import topo
+from .._ops.graph import topo
 
 
 def describe(executor):

@@ -18,12 +18,12 @@ import math
 import numpy as np
 from jax.extend.core import Literal
 
-from .._ops.registry import REQUIRED, kernel_owner
-from .._ops.registry import get as get_op
-from ..symbol._node import Node
-from ..symbol.symbol import Symbol, hint_of
-from . import jaxops
-from .jaxops import ExportError
+from ..._ops import jaxops
+from ..._ops.graph import Node
+from ..._ops.jaxops import ExportError
+from ..._ops.registry import REQUIRED, kernel_owner
+from ..._ops.registry import get as get_op
+from ...symbol.symbol import Symbol, hint_of
 
 __all__ = ["jaxpr_to_symbol"]
 

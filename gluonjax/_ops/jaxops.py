@@ -23,8 +23,8 @@ import math
 import jax
 import numpy as np
 
-from .._ops.registry import REQUIRED, Attr, Op
 from ..base import MXNetError
+from .registry import REQUIRED, Attr, Op
 
 __all__ = ["PREFIX", "primitive", "encode_params", "decode_params", "load_op", "op_for"]
 
@@ -198,16 +198,6 @@ def load_op(name, attrs):
     prim_name = name[len(PREFIX) :]
     keys = tuple(sorted(k for k in (attrs or {}) if not (k.startswith("__") and k.endswith("__"))))
     return op_for(prim_name, keys)
-
-
-def register_loader():
-    """Put :func:`load_op` in the symbol JSON reader's ``NODE_LOADERS`` (once it exists)."""
-    try:
-        from ..symbol import _json
-    except ImportError:
-        return False
-    _json.NODE_LOADERS.setdefault(PREFIX, load_op)
-    return True
 
 
 def fold(prim, params, values):

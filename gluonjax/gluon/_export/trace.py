@@ -14,8 +14,8 @@ import io
 import jax
 import numpy as np
 
-from ..base import MXNetError
-from ..ndarray.ndarray import NDArray
+from ...base import MXNetError
+from ...ndarray.ndarray import NDArray
 
 __all__ = ["Traced", "signature_of", "input_names"]
 
@@ -68,7 +68,7 @@ class Traced:
     """
 
     def __init__(self, block, signature):
-        from ..gluon._cached import CachedGraph
+        from .._cached import CachedGraph
 
         if any(p._data is None for p in block._all_params()):
             block._deferred_init([NDArray(jax.numpy.zeros(s.shape, s.dtype)) for s in signature])

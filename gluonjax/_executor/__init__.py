@@ -1,1 +1,0 @@
-"""Internals of :mod:`gluonjax.executor` (compiled programs, argument handling)."""
