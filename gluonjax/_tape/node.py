@@ -34,6 +34,8 @@ __all__ = [
     "apply_single",
     "apply_multi",
     "run_vjp",
+    "with_vjp",
+    "pullback",
 ]
 
 
@@ -157,6 +159,35 @@ class Node:
         self.inputs = ()
         if self.claim is None:
             self.call = None
+
+
+def with_vjp(fn, *primals, has_aux=False):
+    """``(outputs, vjp)`` (``(outputs, vjp, aux)`` with ``has_aux``) of pure ``fn`` at
+    ``primals``: what a tape node keeps for its backward.
+
+    With :func:`pullback`, the one place gluonjax asks jax for a derivative: eager ops,
+    hybridized and deferred calls, the fused backward and step, the executor, the
+    monitor and ``grad(create_graph=True)`` all come here.
+    """
+    return jax.vjp(fn, *primals, has_aux=has_aux)
+
+
+def pullback(fn, primals, cts=None, has_aux=False):
+    """``(outputs, cotangents of primals)`` (and ``aux`` with ``has_aux``): ``fn`` at
+    ``primals`` and its VJP applied at once to ``cts`` (a list matching the outputs, each
+    cast to its output's dtype, None for ones; ``cts=None`` for ones everywhere: the
+    gradient of a scalar)."""
+    res = jax.vjp(fn, *primals, has_aux=has_aux)
+    outs, vjp = res[0], res[1]
+    if cts is None:
+        seeds = jax.tree_util.tree_map(jax.numpy.ones_like, outs)
+    else:
+        seeds = type(cts)(
+            jax.numpy.ones_like(o) if c is None else jax.numpy.asarray(c).astype(o.dtype)
+            for o, c in zip(outs, cts)
+        )
+    in_cts = vjp(seeds)
+    return (outs, in_cts, res[2]) if has_aux else (outs, in_cts)
 
 
 def vjp_node(kind, name, inputs, avals, vjp, apply, replay=None):

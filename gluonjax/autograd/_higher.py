@@ -11,9 +11,8 @@ differentiated again with respect to any of them (``d(dy/dx)/dw``).
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
-from .._tape.node import Kind, Node, needs_grad, toposort
+from .._tape.node import Kind, Node, needs_grad, pullback, toposort
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 
@@ -71,9 +70,7 @@ def grad_create_graph(heads, roots, cts, variables, retain_graph):
     nvar = len(variables)
 
     def grad_fn(*vals):
-        outs, vjp_fn = jax.vjp(forward, *vals)
-        seeds = [jnp.ones_like(o) if c is None else c for o, c in zip(outs, cts)]
-        return tuple(vjp_fn(seeds)[:nvar])
+        return tuple(pullback(forward, vals, list(cts))[1][:nvar])
 
     values = [v._data for v in leaves]
     for k, v in enumerate(variables):  # reachable from the heads?
@@ -93,7 +90,7 @@ def grad_create_graph(heads, roots, cts, variables, retain_graph):
     node = Node(Kind.GRAD, "grad", tuple(leaves), avals, grad_fn)
 
     def bwd(out_cts):
-        return jax.vjp(grad_fn, *values)[1](tuple(out_cts))
+        return pullback(grad_fn, values, tuple(out_cts))[1]
 
     node.bwd = bwd
     for i, o in enumerate(outs):

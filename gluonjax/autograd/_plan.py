@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _compile
 from .._caches import LRU
-from .._tape.node import Kind
+from .._tape.node import Kind, with_vjp
 from ..base import MXNetError
 from ._deferred import deliver, settle_grads
 
@@ -275,7 +275,7 @@ def _make_fused(steps, head_dests, head_akeys, n_leaves):
                     raise MXNetError("gluonjax internal error: a deferred block was freed")
                 consts, given = vjps[k]
                 xs = [v if s is None else vals[s[0]][s[1]] for s, v in zip(step.srcs, given)]
-                vals[k], vjps[k] = jax.vjp(functools.partial(fn, consts), *xs)
+                vals[k], vjps[k] = with_vjp(functools.partial(fn, consts), *xs)
         for d, ct, (shape, dtype) in zip(head_dests, head_cts, head_akeys):
             add(d, jnp.ones(shape, dtype) if ct is None else ct)
         for k, step in enumerate(steps):

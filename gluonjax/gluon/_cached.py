@@ -21,7 +21,7 @@ from .. import _compile
 from .. import _rng as _random
 from .._caches import PROCESS
 from .._inline import inline_fun
-from .._tape.node import CallOrigin, Kind, entry, needs_grad, vjp_node
+from .._tape.node import CallOrigin, Kind, entry, needs_grad, vjp_node, with_vjp
 from .._tape.state import TraceScope, _Scope
 from .._tape.state import _local as _st
 from ..autograd import _deferred, _plan
@@ -345,7 +345,7 @@ class CachedGraph:
             def f(dp, di):
                 return self._merged(fkey, consts, dp, di)
 
-            out, vjp_fn, updates = jax.vjp(f, dp, di, has_aux=True)
+            out, vjp_fn, updates = with_vjp(f, dp, di, has_aux=True)
             return out, updates, vjp_fn
 
         return fwd
@@ -375,7 +375,7 @@ class _Signature:
             fn = self.fn
 
             def fwd(consts, vals):
-                return jax.vjp(functools.partial(fn, consts), *vals)
+                return with_vjp(functools.partial(fn, consts), *vals)
 
             self._vjp = _compile.jit(fwd, "train")
         out, vjp_fn = self._vjp(consts, vals)

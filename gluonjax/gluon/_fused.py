@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _compile
 from .. import _rng as _random
+from .._tape.node import pullback
 from .._tape.state import TraceScope, _Scope
 from ..ndarray.ndarray import NDArray
 from ..optimizer._fused_update import _inputs, probe_inputs
@@ -146,7 +147,7 @@ class FusedStep:
                     self.uses_random = True
                 return jnp.sum(loss), (loss, scope.updates())
 
-        grads, (loss, updates) = jax.grad(loss_of, has_aux=True)([pvals[i] for i in pos])
+        _, (grads,), (loss, updates) = pullback(loss_of, ([pvals[i] for i in pos],), None, True)
         if self.dist:  # the sum over the workers (trainer.step's store does the same)
             from .._collectives import traced_allsum
 

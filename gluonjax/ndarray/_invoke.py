@@ -21,6 +21,7 @@ from .._tape.node import (
     entry,
     needs_grad,
     vjp_node,
+    with_vjp,
 )
 from .._tape.state import _local as _st
 from ..base import MXNetError
@@ -146,7 +147,7 @@ def _make_vjp_fwd(op, static_key, mask, offset):
             r = bound(*full)
             return r if has_aux else (r, ())
 
-        out, vjp_fn, aux = jax.vjp(f, *diff, has_aux=True)
+        out, vjp_fn, aux = with_vjp(f, *diff, has_aux=True)
         return out, aux, vjp_fn
 
     return jax.jit(fwd)

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._tape.node import with_vjp
 from ._eval import run_node
 
 __all__ = ["node_input_grads"]
@@ -48,7 +49,7 @@ def node_input_grads(graph, args, aux, seed_key, counter, heads, training):
             def f(*xs, node=node):
                 return tuple(run_node(node, list(xs), overrides.get(id(node)))[0])
 
-            outs, pull = jax.vjp(f, *ins)
+            outs, pull = with_vjp(f, *ins)
             pulls[id(node)] = (pull, outs)
             for i, o in enumerate(outs):
                 env[(id(node), i)] = o

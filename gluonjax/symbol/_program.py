@@ -16,10 +16,10 @@ them.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from .. import _compile
 from .._caches import LRU
+from .._tape.node import pullback
 from ._eval import graph_function
 
 __all__ = ["Program", "program_for"]
@@ -112,9 +112,7 @@ class Program:
                 outs, _ = graph({**fixed, **diff}, aux, seed_key, counter, training)
                 return outs
 
-            outs, pull = jax.vjp(f, {n: args[n] for n in diff_names})
-            heads = [jnp.asarray(h).astype(o.dtype) for h, o in zip(heads, outs, strict=False)]
-            (grads,) = pull(heads)
+            _, (grads,) = pullback(f, ({n: args[n] for n in diff_names},), list(heads))
             for n in add_names:
                 grads[n] = grads[n] + old_grads[n].astype(grads[n].dtype)
             return grads
