@@ -8,10 +8,11 @@ registered here so :func:`clear_caches` empties them all, with jax's own.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import OrderedDict
 
-__all__ = ["LRU", "clear_caches", "PROCESS"]
+__all__ = ["LRU", "memo", "clear_caches", "PROCESS"]
 
 _ALL = weakref.WeakSet()  # every live LRU (a model's own caches die with it)
 
@@ -71,9 +72,25 @@ class _Process:
         Bumped after any parameter array's value (or class) is written.
     layout_version : int
         Bumped when a parameter array changes shape, dtype or context.
+    mult_version : int
+        Bumped when a parameter's ``lr_mult`` or ``wd_mult`` is set (optimizers' caches).
+    auto_jit : bool
+        Leaf layers compile themselves (``summary()`` turns it off to see every layer).
+    sparse_types : tuple
+        ``(BaseSparseNDArray,)`` once a sparse array exists: until then no op call
+        looks for one.
+    several_devices : bool or None
+        Whether this process has several devices (None until first asked).
+    compile_setup : bool
+        Whether ``_compile.setup`` ran; ``compile_cache`` is the persistent cache
+        directory it chose (or None).
     """
 
-    __slots__ = ("defer", "backward", "structure_epoch", "param_version", "layout_version")
+    __slots__ = (
+        "defer", "backward", "structure_epoch", "param_version", "layout_version",
+        "mult_version", "auto_jit", "sparse_types", "several_devices", "compile_setup",
+        "compile_cache",
+    )  # fmt: skip
 
     def __init__(self):
         import os
@@ -83,9 +100,33 @@ class _Process:
         )  # fmt: skip
         self.backward = None
         self.structure_epoch = self.param_version = self.layout_version = 0
+        self.mult_version = 0
+        self.auto_jit = True
+        self.sparse_types = ()
+        self.several_devices = None
+        self.compile_setup = False
+        self.compile_cache = None
 
 
 PROCESS = _Process()
+
+
+def memo(maxsize, name):
+    """Decorator: ``functools.lru_cache`` on a registered :class:`LRU` (hashable arguments;
+    results must not be None), so :func:`clear_caches` empties it too."""
+
+    def deco(fn):
+        cache = LRU(maxsize, name)
+
+        @functools.wraps(fn)
+        def cached(*args):
+            hit = cache.get(args)
+            return cache.put(args, fn(*args)) if hit is None else hit
+
+        cached.cache = cache
+        return cached
+
+    return deco
 
 
 def cache_info():

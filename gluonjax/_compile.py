@@ -31,6 +31,8 @@ import os
 import sys
 import threading
 
+from ._caches import PROCESS
+
 __all__ = ["cache_dir", "setup", "jit", "xla_options"]
 
 _OFF = ("", "0", "off", "false", "no", "none")
@@ -40,7 +42,6 @@ _DONE = (
     "/jax/compilation_cache/cache_retrieval_time_sec",
 )
 _local = threading.local()
-_ready = [False]
 
 
 def cache_dir():
@@ -63,7 +64,7 @@ def _notice_after():
 
 
 def _say(seconds, finished):
-    where = "" if not _ready[1:] else f"; cached in {_ready[1]}"
+    where = "" if not PROCESS.compile_cache else f"; cached in {PROCESS.compile_cache}"
     what = f"took {seconds:.1f} s" if finished else f"is taking over {seconds:.0f} s"
     sys.stderr.write(
         f"gluonjax: an XLA compile {what} (the first call with new input shapes compiles; "
@@ -105,9 +106,9 @@ def _has_filelock():
 
 def setup():
     """Turn on the persistent cache (unless configured otherwise) and the notice; once."""
-    if _ready[0]:
+    if PROCESS.compile_setup:
         return
-    _ready[0] = True
+    PROCESS.compile_setup = True
     import jax
     from jax._src import monitoring
 
@@ -124,7 +125,7 @@ def setup():
             if jax.config.jax_compilation_cache_max_size in (None, -1) and _has_filelock():
                 # LRU, 2 GiB; without filelock jax cannot read the cache when a limit is set
                 jax.config.update("jax_compilation_cache_max_size", 2 << 30)
-            _ready.append(d)
+            PROCESS.compile_cache = d
     monitoring.register_event_listener(_on_event)
     monitoring.register_event_duration_secs_listener(_on_duration)
 

@@ -23,6 +23,7 @@ import math
 import jax
 import numpy as np
 
+from .._caches import memo
 from ..base import MXNetError
 from .registry import REQUIRED, Attr, Op
 
@@ -138,7 +139,7 @@ def encode_params(prim_name, params):
     }
 
 
-@functools.lru_cache(maxsize=512)
+@memo(512, "jax node parameters")
 def decode_params(items):
     """Parameters from a tuple of ``(name, JSON string)`` pairs."""
     return {k: _decode(json.loads(s)) for k, s in items}
@@ -154,7 +155,7 @@ def encode_literals(lits):
     )
 
 
-@functools.lru_cache(maxsize=512)
+@memo(512, "jax node literals")
 def _decode_literals(text):
     return tuple((int(i), np.asarray(_decode(v), dtype=dt)) for i, v, dt in json.loads(text))
 
@@ -174,7 +175,7 @@ def _make_impl(prim):
     return impl
 
 
-@functools.cache
+@memo(1024, "jax node ops")
 def op_for(prim_name, attr_names):
     """The (unregistered) Op ``jax.<prim_name>`` with string attributes ``attr_names``."""
     prim = primitive(prim_name)

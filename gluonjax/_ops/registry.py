@@ -12,12 +12,14 @@ input shape/dtype, so an eager ``FullyConnected`` is a single dispatch.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 
+from .._caches import LRU
 from ..base import AttrError, IndexOutOfRangeError, OpError, ShapeError
 from .attrs import REQUIRED, Attr, attr_to_str, dtype_of  # noqa: F401  (re-exported)
 
@@ -57,7 +59,7 @@ class Op:
     head_free: bool = False  # gradient ignores the head gradient (MXNet's loss outputs)
     doc: str = ""
     aliases: tuple = ()
-    _kernels: dict = field(default_factory=dict, repr=False)
+    _kernels: LRU = field(default_factory=lambda: LRU(512, "op kernels"), repr=False)
     _parsed: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -169,9 +171,9 @@ class Op:
         k = self._kernels.get(static_key)
         if k is None:
             fn = self.bound(static_key)
-            fn.__name__ = fn.__qualname__ = f"{self.name}__gj{len(_KERNEL_OWNER)}"
-            k = self._kernels[static_key] = jax.jit(fn)
-            _KERNEL_OWNER[fn.__name__] = (self, static_key)
+            fn.__name__ = fn.__qualname__ = f"{self.name}__gj{next(_KERNEL_IDS)}"
+            k = self._kernels.put(static_key, jax.jit(fn))
+            _KERNEL_OWNER.put(fn.__name__, (self, static_key))
         return k
 
     def fail(self, err, args, static_key):
@@ -191,7 +193,9 @@ class Op:
         )
 
 
-_KERNEL_OWNER: dict = {}  # kernel name -> (op, static_key), for the jaxpr -> JSON converter
+# kernel name -> (op, static_key), for the jaxpr -> JSON converter
+_KERNEL_OWNER = LRU(1 << 16, "kernel names")
+_KERNEL_IDS = itertools.count()
 
 
 def kernel_owner(name):

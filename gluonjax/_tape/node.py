@@ -18,7 +18,9 @@ import enum
 from typing import NamedTuple
 
 import jax
+import numpy as np
 
+from .._caches import LRU
 from .._graph import postorder
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "run_vjp",
     "with_vjp",
     "pullback",
+    "inexact",
 ]
 
 
@@ -207,15 +210,26 @@ def apply_multi(vjp, cts):
     return vjp(tuple(cts))
 
 
-_APPLY_JIT: dict = {}  # apply functions are module-level and few: one jit each
+_APPLY_JIT = LRU(64, "node backward kernels")  # apply functions are few: one jit each
 
 
 def run_vjp(node, cts):
     """Run a VJP-kind node's backward on its own: the input cotangents."""
     fn = _APPLY_JIT.get(node.apply)
     if fn is None:
-        fn = _APPLY_JIT[node.apply] = jax.jit(node.apply)
+        fn = _APPLY_JIT.put(node.apply, jax.jit(node.apply))
     return fn(node.vjp, tuple(cts))
+
+
+_INEXACT = LRU(64, "dtype kinds")
+
+
+def inexact(dtype):
+    """``np.issubdtype(dtype, np.inexact)``, cached (it is on the recording path)."""
+    hit = _INEXACT.get(dtype)
+    if hit is None:
+        hit = _INEXACT.put(dtype, bool(np.issubdtype(dtype, np.inexact)))
+    return hit
 
 
 def needs_grad(arr):

@@ -218,7 +218,7 @@ def defer_grads(call):
         leaf.__dict__["_fresh"] = True  # written by this backward (see NDArray._fresh_grad)
         req, g = leaf._grad_req, leaf._grad
         if g is None:  # a new buffer: the variable's value stands for the aval
-            g = leaf._grad = _make_pending(None, _aval_of(leaf))
+            g = leaf._grad = _make_pending(None, aval_of(leaf))
         else:
             if req == "add" and type(g) is Pending:
                 g._data  # noqa: B018 - an earlier pending gradient is produced first
@@ -229,7 +229,13 @@ def defer_grads(call):
     call.grads = grads
 
 
-def _aval_of(arr):
+def is_pending(arr):
+    """Whether ``arr`` waits on a deferred call or a backward that has not run yet."""
+    return type(arr) is Pending
+
+
+def aval_of(arr):
+    """The shape and dtype of ``arr`` (pending or not) as a jax abstract value."""
     return arr.__dict__["_aval"] if type(arr) is Pending else aval(_get(arr))
 
 

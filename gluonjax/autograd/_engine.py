@@ -38,16 +38,13 @@ def _as_lists(heads, head_grads):
     return list(heads), list(head_grads)
 
 
-_SEVERAL = []  # [bool]: does this process have several devices (set on first use)
-
-
 def _head_ones(h):
     """The implicit head gradient: None (ones made where the backward runs), or on a
     process with several devices, ones on the head's own devices when those are not the
     default one, so that the gradients land beside their variables."""
-    if not _SEVERAL:
-        _SEVERAL.append(len(jax.local_devices()) > 1)
-    if not _SEVERAL[0]:
+    if PROCESS.several_devices is None:
+        PROCESS.several_devices = len(jax.local_devices()) > 1
+    if not PROCESS.several_devices:
         return None
     sharding = getattr(h._data, "sharding", None)
     if sharding is None or sharding.device_set == {jax.local_devices()[0]}:

@@ -31,7 +31,7 @@ from .._tape.node import Kind, with_vjp
 from ..base import MXNetError
 from ._deferred import deliver, settle_grads
 
-__all__ = ["Step", "Plan", "FusedCall", "plan", "aval_key", "inexact"]
+__all__ = ["Step", "Plan", "FusedCall", "plan", "aval_key"]
 
 _DEFERRED, _VJP = Kind.DEFERRED, (Kind.OP, Kind.CACHED, Kind.FORCED)
 
@@ -41,23 +41,14 @@ def aval_key(avals):
     return tuple((tuple(a.shape), _dtype_name(a.dtype)) for a in avals)
 
 
-_DTYPE_NAMES: dict = {}
-_INEXACT: dict = {}
+_DTYPE_NAMES = LRU(64, "dtype names")
 
 
 def _dtype_name(dt):
     name = _DTYPE_NAMES.get(dt)
     if name is None:
-        name = _DTYPE_NAMES[dt] = str(np.dtype(dt))
+        name = _DTYPE_NAMES.put(dt, str(np.dtype(dt)))
     return name
-
-
-def inexact(dtype):
-    """``np.issubdtype(dtype, np.inexact)``, cached (it is on the recording path)."""
-    hit = _INEXACT.get(dtype)
-    if hit is None:
-        hit = _INEXACT[dtype] = bool(np.issubdtype(dtype, np.inexact))
-    return hit
 
 
 class Step(NamedTuple):

@@ -19,18 +19,18 @@ import numpy as np
 
 from .. import _compile
 from .. import _rng as _random
-from .._caches import PROCESS
+from .._caches import LRU, PROCESS
 from .._inline import inline_fun
-from .._tape.node import CallOrigin, Kind, entry, needs_grad, vjp_node, with_vjp
+from .._tape.node import CallOrigin, Kind, entry, inexact, needs_grad, vjp_node, with_vjp
 from .._tape.state import TraceScope, _Scope
 from .._tape.state import _local as _st
-from ..autograd import _deferred, _plan
+from ..autograd import _deferred
 from ..base import BlockInputError, HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _fast
 from . import _forward_check as _fc
 
-_APPLY: dict = {}
+_APPLY = LRU(256, "vjp appliers by output structure")
 _IDS = itertools.count(1)  # ids of parameter masks and call signatures (never reused)
 _NO_TAPE = object()  # CachedGraph._recorded: nothing needs a gradient, run untaped
 _LEAF = jax.tree_util.tree_structure(0)
@@ -45,7 +45,7 @@ def _tree_apply(treedef):
             gp, gi = vjp_fn(jax.tree_util.tree_unflatten(treedef, list(cts)))
             return tuple(gp) + tuple(gi)
 
-        _APPLY[treedef] = fn
+        _APPLY.put(treedef, fn)
     return fn
 
 
@@ -183,13 +183,13 @@ class CachedGraph:
         imask, raw, sig = [], [], []
         for a in args:
             if isinstance(a, NDArray):
-                pending = type(a) is _deferred.Pending
+                pending = _deferred.is_pending(a)
                 v = None if pending else a._data
-                av = a.__dict__["_aval"] if pending else _deferred.aval(v)
+                av = _deferred.aval_of(a)
                 m = False
                 if needs_grad(a):
                     needs = True
-                    m = _plan.inexact(av.dtype)  # a VJP argument (a Pending one: made later)
+                    m = inexact(av.dtype)  # a VJP argument (a Pending one: made later)
                 if m:
                     arrays.append(a)
                     given.append(v)
@@ -277,7 +277,7 @@ class CachedGraph:
             return self._merged(fkey, consts, pv[:n_dp], pv[n_dp:])
 
         vals = [
-            _deferred.aval(v) if v is not None else a.__dict__["_aval"]
+            _deferred.aval(v) if v is not None else _deferred.aval_of(a)
             for a, v in zip(arrays, given)
         ]
         closed = None

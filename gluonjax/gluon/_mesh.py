@@ -18,14 +18,12 @@ arrays only when one of those is used (:class:`SplitPending`).
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from .._caches import PROCESS
+from .._caches import PROCESS, memo
 from ..base import MXNetError
 from ._param_array import ParamArray, write_values
 from ._param_array import _get_value as _slot_get
@@ -56,7 +54,7 @@ def mesh_devices(ctxs):
     return devs if len(set(devs)) == len(devs) else None
 
 
-@functools.lru_cache(maxsize=16)
+@memo(16, "device meshes")
 def mesh_of(devices):
     """The one-axis (``'data'``) mesh of ``devices`` (a tuple of jax devices)."""
     return Mesh(np.array(devices, dtype=object), (AXIS,))
@@ -67,7 +65,7 @@ def replicated(mesh):
     return NamedSharding(mesh, P())
 
 
-@functools.lru_cache(maxsize=64)
+@memo(64, "batch shardings")
 def batch_sharding(mesh, ndim, axis=0):
     """A sharding that splits axis ``axis`` of an ``ndim``-d array over ``mesh``."""
     spec = [None] * ndim

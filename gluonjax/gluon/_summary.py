@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import autograd as _ag
+from .._caches import PROCESS
 from ..base import MXNetError
 
 _LINE = "-" * 80
@@ -29,7 +30,6 @@ def _count(params):
 
 def summary(block, *inputs):
     """Print each layer's output shape and parameter count (runs one forward)."""
-    from . import hybrid
 
     if getattr(block, "_active", False):
         raise SummaryError("summary() needs a non-hybridized block: call it before hybridize()")
@@ -49,13 +49,13 @@ def summary(block, *inputs):
         rows.append((f"{type(b).__name__}-{counter[0]}", _shape_of(out), _count(own)))
 
     block.apply(lambda b: handles.append(b.register_forward_hook(hook)))
-    old = hybrid._AUTO_JIT[0]
-    hybrid._AUTO_JIT[0] = False
+    old = PROCESS.auto_jit
+    PROCESS.auto_jit = False
     try:
         with _ag.pause(train_mode=False):
             block(*inputs)
     finally:
-        hybrid._AUTO_JIT[0] = old
+        PROCESS.auto_jit = old
         for h in handles:
             h.detach()
     print(_LINE)

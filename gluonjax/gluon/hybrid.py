@@ -20,7 +20,6 @@ __all__ = ["HybridBlock"]
 
 _STATE = _state._local  # per-thread: trace scope, autograd flags, their call_mode
 _NO_ARG = object()  # HybridBlock.__call__ without positional arguments
-_AUTO_JIT = [True]  # summary() turns leaf-layer compilation off to see every layer
 
 
 def _sym():
@@ -119,7 +118,7 @@ class HybridBlock(Block):
             args = (x, *args)
         cached = self._cached
         if (
-            (self._active or (_AUTO_JIT[0] and self._can_auto_jit()))
+            (self._active or (PROCESS.auto_jit and self._can_auto_jit()))
             and not kwargs
             and _STATE.scope is None
         ):

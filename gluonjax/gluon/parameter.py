@@ -10,12 +10,12 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from .._caches import PROCESS
 from .._ops.registry import dtype_of
 from .._tape import state as _trace
 from ..base import DeferredInitializationError, MXNetError, ShapeError
 from ..context import current_context
 from ..ndarray.ndarray import NDArray
-from ..optimizer.optimizer import MULTS
 from ._param_ctx import ContextParameterMixin, as_context_list
 from ._param_sparse import SparseParameterMixin, check_stypes
 
@@ -23,7 +23,7 @@ __all__ = ["Parameter", "Constant", "DeferredInitializationError"]
 
 
 class _Multiplier:
-    """``Parameter.lr_mult``/``wd_mult``: setting one bumps ``optimizer.MULTS``, so
+    """``Parameter.lr_mult``/``wd_mult``: setting one bumps ``PROCESS.mult_version``, so
     optimizers rebuild their per-parameter rates only after a change."""
 
     def __init__(self, what):
@@ -37,7 +37,7 @@ class _Multiplier:
 
     def __set__(self, obj, value):
         obj.__dict__[self.key] = value
-        MULTS[0] += 1
+        PROCESS.mult_version += 1
 
 
 def _merge_shape(name, old, new):

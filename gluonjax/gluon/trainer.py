@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import optimizer as opt
 from .._caches import LRU
-from ..autograd._deferred import Pending, pending_call
+from ..autograd._deferred import is_pending, pending_call
 from ..base import InvalidArgumentError, MXNetError, StaleGradientError
 from ..optimizer._fused_update import apply_update, backward_and_update
 from ._param_array import write_values
@@ -171,7 +171,7 @@ class Trainer(StoreMixin):
             g = d._grad
             if g is None:
                 stale = True
-            elif type(g) is Pending:  # waits on a backward that has not run: fresh
+            elif is_pending(g):  # waits on a backward that has not run: fresh
                 stale = False
             else:
                 stale = g._data is last.get(i, p._grad_token)
@@ -198,7 +198,7 @@ class Trainer(StoreMixin):
             if p._grad_req == "null":
                 continue
             d = p._data
-            if d is None or type(d._grad) is not Pending:
+            if d is None or not is_pending(d._grad):
                 return None
             active.append(i)
             datas.append(d)

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
+from .._caches import PROCESS
 from .._ops import registry as _reg
 from ..base import AttrError
 from ._invoke import invoke
 
 _SCALARS = (int, float, str, tuple, list, bool)
-
-#: set once a sparse array exists (see ndarray.sparse): until then no call looks for one
-SPARSE_SEEN = [False]
-#: ``(BaseSparseNDArray,)``, set by ndarray.sparse when it is imported
-SPARSE_TYPES = [()]
 
 
 def make_function(op, sparse_call=None):
@@ -22,11 +18,11 @@ def make_function(op, sparse_call=None):
     """
     attrs = op.attrs
     has_num_args = "num_args" in attrs
-    seen, types = SPARSE_SEEN, SPARSE_TYPES
+    state = PROCESS
 
     def fn(*args, out=None, name=None, **kwargs):
-        if sparse_call is not None and seen[0]:
-            cls = types[0]
+        if sparse_call is not None and state.sparse_types:
+            cls = state.sparse_types
             for a in args:
                 if isinstance(a, cls) or (
                     type(a) in (list, tuple) and any(isinstance(b, cls) for b in a)

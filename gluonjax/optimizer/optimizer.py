@@ -13,9 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._caches import PROCESS
 from ..base import MXNetError
 
-__all__ = ["Optimizer", "register", "create", "preprocess_grad", "MULTS", "LRSchedulerWarning"]
+__all__ = ["Optimizer", "register", "create", "preprocess_grad", "LRSchedulerWarning"]
 
 
 class LRSchedulerWarning(MXNetError, UserWarning):
@@ -24,7 +25,6 @@ class LRSchedulerWarning(MXNetError, UserWarning):
 
 
 # Bumped when a Parameter's ``lr_mult``/``wd_mult`` is set: ``lrs_wds`` re-reads them then
-MULTS = [0]
 
 
 def preprocess_grad(grad, rescale_grad, clip_gradient):
@@ -177,7 +177,7 @@ class Optimizer:
         lr, wd = self.learning_rate, self.wd
         cache = self.__dict__.setdefault("_lrs_wds_cache", {})
         # a Trainer's optimizer knows every Parameter, whose multipliers report writes
-        fast = (lr, wd, MULTS[0], id(self.param_dict), tuple(indices))
+        fast = (lr, wd, PROCESS.mult_version, id(self.param_dict), tuple(indices))
         hit = cache.get(fast)
         if hit is not None:
             return hit

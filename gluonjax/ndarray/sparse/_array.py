@@ -19,10 +19,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..._caches import PROCESS
 from ...base import ArgumentTypeError, MXNetError
 from ...context import Context
-from .._generate import SPARSE_SEEN as _SEEN
-from .._generate import SPARSE_TYPES as _TYPES
 from ..ndarray import NDArray
 from . import _pattern as P
 from ._pattern import SparseStorageError
@@ -100,7 +99,7 @@ class BaseSparseNDArray(NDArray):
         self._data = data
         if pattern is not None:
             self._keep(pattern)
-        _SEEN[0] = True
+        PROCESS.sparse_types = _SPARSE_TYPES
 
     # ------------------------------------------------------------ pattern
     @staticmethod
@@ -309,7 +308,7 @@ def _rebuild(cls, dense, pattern):
     return cls(jnp.asarray(dense), pattern)
 
 
-_TYPES[0] = (BaseSparseNDArray,)
+_SPARSE_TYPES = (BaseSparseNDArray,)  # PROCESS.sparse_types once a sparse array exists
 
 
 class CSRNDArray(BaseSparseNDArray):

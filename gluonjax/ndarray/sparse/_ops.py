@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._caches import LRU, PROCESS
 from ..._ops import registry as _reg
-from .._generate import SPARSE_SEEN as _SEEN
 from ..ndarray import NDArray
 from . import _pattern as P
 from ._array import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, SparseStorageError, _Lazy
@@ -38,7 +38,7 @@ ZERO_PRESERVING = frozenset(
     "stop_gradient MakeLoss make_loss _mul_scalar _div_scalar".split()
 )
 
-_DENSE: dict = {}
+_DENSE = LRU(512, "dense nd functions of sparse ops")
 
 
 def _dense(name):
@@ -47,7 +47,7 @@ def _dense(name):
     if fn is None:
         from .._generate import make_function
 
-        fn = _DENSE[name] = make_function(_reg.get(name))
+        fn = _DENSE.put(name, make_function(_reg.get(name)))
     return fn
 
 
@@ -236,7 +236,7 @@ def _has_sparse(args, kwargs):
 
 
 def _attach(out, cls, pattern):
-    _SEEN[0] = True
+    PROCESS.sparse_types = (BaseSparseNDArray,)
     out.__class__ = cls
     if pattern is not None:
         out._keep(pattern)
@@ -378,13 +378,13 @@ def slice_rows(csr, begin, end):
     return _ops_fn("slice")(csr, begin=(begin,), end=(end,))
 
 
-_WRAPPED: dict = {}
+_WRAPPED = LRU(512, "sparse-aware nd functions")
 
 
 def _ops_fn(name):
     fn = _WRAPPED.get(name)
     if fn is None:
-        fn = _WRAPPED[name] = sparse_aware(name)
+        fn = _WRAPPED.put(name, sparse_aware(name))
     return fn
 
 
