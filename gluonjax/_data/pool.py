@@ -8,6 +8,12 @@ NDArrays as numpy arrays, so the workers run jax-free unless user code needs
 gluonjax (:mod:`gluonjax._data.lite`). Each worker answers its tasks in order;
 task ``k`` goes to worker ``k % num_workers``, so batches come back in order and
 the random streams (seeded from numpy's global generator) are reproducible.
+
+Not ``multiprocessing``'s spawn or forkserver: their children run the parent's
+``__main__`` first, so a script without the ``if __name__ == "__main__":`` guard
+(which MXNet's forked workers run) fails, and a script's ``import gluonjax`` loads
+jax in every worker. Here spawn's own code loads ``__main__`` only for a data set
+that needs a class of it.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from multiprocessing.connection import Pipe
 import numpy as np
 
 from ..base import MXNetError
-from . import lite
+from . import batch, lite
 from .transport import Channel
 
 _BOOT = (
@@ -114,14 +120,13 @@ def payload(dataset, batchify_fn):
 
 
 def _main_spec():
+    """This process's ``__main__`` as ``multiprocessing.spawn.prepare`` takes it."""
     main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    if spec is not None and spec.name not in ("__main__", None):
-        return ("name", spec.name)
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None:
+        return {"init_main_from_name": name}
     path = getattr(main, "__file__", None)
-    if path and os.path.exists(path):
-        return ("path", os.path.abspath(path))
-    return None
+    return {"init_main_from_path": os.path.abspath(path)} if path else {}
 
 
 def _worker_env():
@@ -157,6 +162,13 @@ class WorkerPool:
     """
 
     def __init__(self, num_workers, data, full, seed):
+        if batch.IN_WORKER[0]:
+            raise DataLoaderError(
+                f"DataLoader(num_workers={num_workers}) in a DataLoader worker: workers cannot "
+                "start workers. If the worker is running your script's top level (to load a class "
+                "of the data set defined there), put that code under `if __name__ == "
+                "'__main__':`; otherwise use num_workers=0 or thread_pool=True there."
+            )
         here = os.path.dirname(os.path.abspath(__file__))
         root = os.path.dirname(os.path.dirname(here))
         init = {"sys_path": list(sys.path), "main": _main_spec(), "payload": data, "full": full}

@@ -10,6 +10,7 @@ exits when its parent closes the pipe or dies.
 from __future__ import annotations
 
 import io
+import multiprocessing.spawn
 import os
 import pickle
 import random
@@ -28,32 +29,14 @@ from .transport import Channel
 class _Unpickler(pickle.Unpickler):
     def __init__(self, data, main):
         super().__init__(io.BytesIO(data))
-        self._main = main
+        self._main = main  # multiprocessing.spawn's description of the parent's __main__
 
     def find_class(self, module, name):
         if lite.is_lite() and not lite.module_is_lite(module):
             lite.upgrade()
-        if module == "__main__":
-            _load_main(self._main)
+        if module == "__main__":  # load it as __mp_main__, as spawn does (only when needed)
+            multiprocessing.spawn.prepare(self._main)
         return super().find_class(module, name)
-
-
-def _load_main(main):
-    """Make the parent's ``__main__`` importable here (as multiprocessing's spawn does)."""
-    mod = sys.modules.get("__mp_main__")
-    if mod is not None or not main:
-        return
-    import importlib
-    import runpy
-    import types
-
-    kind, where = main
-    if kind == "name":
-        mod = importlib.import_module(where)
-    else:
-        mod = types.ModuleType("__mp_main__")
-        mod.__dict__.update(runpy.run_path(where, run_name="__mp_main__"))
-    sys.modules["__mp_main__"] = sys.modules["__main__"] = mod
 
 
 class _ResultPickler(pickle.Pickler):
@@ -83,10 +66,6 @@ def _die_with_parent():
 
 
 def _error_info(err, sample, indices):
-    try:
-        exc = pickle.dumps(err)
-    except Exception:
-        exc = None
     return {
         "type": type(err).__name__,
         "bases": [c.__name__ for c in type(err).__mro__],
@@ -94,7 +73,6 @@ def _error_info(err, sample, indices):
         "traceback": traceback.format_exc(),
         "sample": sample,
         "indices": list(indices),
-        "exc": exc,
         "pid": os.getpid(),
     }
 
@@ -129,8 +107,6 @@ def serve(conn):
         try:
             msg = pickle.loads(conn.recv_bytes())
         except (EOFError, OSError):
-            return
-        if msg[0] == "stop":
             return
         _, key, indices, freed = msg
         channel.give_back(freed)

@@ -186,6 +186,56 @@ def test_timeout_raises_instead_of_hanging():
     with pytest.raises(gdata.DataLoaderTimeoutError, match="returned no batch"):
         list(loader)
     assert time.monotonic() - start < 10
+    assert all(p.poll() is not None for p in loader._pool.procs)  # stopped, not left behind
+
+
+def test_workers_exit_after_an_early_break():
+    data = gdata.ArrayDataset(np.arange(12.0))  # numpy only: jax-free workers start fast
+    loader = gdata.DataLoader(data, batch_size=1, num_workers=2)
+    for _ in loader:
+        break
+    procs = loader._pool.procs
+    assert all(p.poll() is None for p in procs)
+    del loader
+    gc.collect()
+    assert all(p.wait(5) is not None for p in procs)  # ended (killed after 1 s if busy)
+
+
+_SCRIPT = """
+import numpy as np
+from gluonjax.gluon import data as gdata
+
+class Data(gdata.Dataset):
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return np.float32(i)
+
+data = {data}
+def main():
+    loader = gdata.DataLoader(data, batch_size=4, num_workers=2, timeout=20)
+    print([b.asnumpy().tolist() for b in loader])
+{call}
+"""
+
+
+@pytest.mark.parametrize(
+    "data,guarded,out",
+    [
+        ("Data()", True, "[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0]]"),  # a class of the script
+        ("gdata.SimpleDataset([0, 1, 2, 3, 4, 5])", False, "[[0, 1, 2, 3], [4, 5]]"),
+        ("Data()", False, "if __name__ == '__main__':"),  # the worker runs the script's loop
+    ],
+)
+def test_data_sets_of_scripts(tmp_path, data, guarded, out):
+    # workers load the script only for a class defined in it (as multiprocessing's spawn
+    # does, which loads it always): MXNet scripts without the __main__ guard still work
+    call = "if __name__ == '__main__':\n    main()" if guarded else "main()"
+    script = tmp_path / "script.py"
+    script.write_text(_SCRIPT.format(data=data, call=call))
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120)
+    assert out in (res.stdout + res.stderr).decode(), res.stderr.decode()[-2000:]
 
 
 def test_unpicklable_transform_falls_back_to_threads():
