@@ -218,7 +218,7 @@ class FusedCall:
         """Run this backward and ``fn``'s extra work as ONE compiled call.
 
         ``fn(args, cts, *extra) -> (leaf cotangents, deferred outputs, more)`` (see
-        ``optimizer._fused_update.backward_and_update``); returns ``more``.
+        ``autograd._update.consume``); returns ``more``.
         """
         cts, douts, more = fn(self.args, self.cts, *extra)
         self._finish(cts, douts)

@@ -94,28 +94,20 @@ class CachedGraph:
 
     def _pure(self, param_values, inputs, seed_key, counter, training):
         block = self.block
-        with (
-            TraceScope(self.params, [NDArray(v) for v in param_values]) as scope,
-            _random.traced_key(seed_key, counter) as rnd,
-            _Scope(False, training),
-        ):
+
+        def run():
             args = [None if v is None else NDArray(v) for v in inputs]
             given = [None if a is None else a._data for a in args]
-            try:
-                out = block._traced_forward(*args)
-            except _TRACER_ERRORS as err:
-                raise HybridizationError(_tracer_message(block, err)) from None
-            except HybridizationError as err:
-                if f"'{block.name}'" in str(err):
-                    raise
-                raise HybridizationError(
-                    f"Block '{block.name}' ({type(block).__name__}): {err}"
-                ) from None
+            out = block._traced_forward(*args)
             _check_traced(block, out, args, given)  # once per traced signature
-            out = jax.tree_util.tree_map(_raw, out, is_leaf=_is_leaf)
-            if rnd.used:
-                self.uses_random = True
-            return out, scope.updates()
+            return out
+
+        out, updates, used = pure_call(
+            block, self.params, param_values, seed_key, counter, training, run
+        )
+        if used:
+            self.uses_random = True
+        return out, updates
 
     def __call__(self, args):
         # read flags and arrays, one compiled call, wrap the result (one NDArray input
@@ -380,6 +372,34 @@ class _Signature:
             self._vjp = _compile.jit(fwd, "train")
         out, vjp_fn = self._vjp(consts, vals)
         return list(out), vjp_fn, _apply_leaves
+
+
+def pure_call(block, params, values, seed_key, counter, training, run):
+    """Blocks as a pure function: ``run()`` (a block's Python forward, or a forward and
+    a loss) with ``params`` reading ``values``, random ops drawing from
+    ``fold_in(seed_key, counter)``, and training mode ``training``.
+
+    The one place a block becomes a pure function of its parameters (hybridized calls,
+    export and ``compile_step`` trace through it). Returns ``(outputs as jax values,
+    {index: new value} of parameters written, whether it drew random numbers)``.
+    """
+    with (
+        TraceScope(params, [NDArray(v) for v in values]) as scope,
+        _random.traced_key(seed_key, counter) as rnd,
+        _Scope(False, training),
+    ):
+        try:
+            out = run()
+        except _TRACER_ERRORS as err:
+            raise HybridizationError(_tracer_message(block, err)) from None
+        except HybridizationError as err:
+            if f"'{block.name}'" in str(err):
+                raise
+            raise HybridizationError(
+                f"Block '{block.name}' ({type(block).__name__}): {err}"
+            ) from None
+        out = jax.tree_util.tree_map(_raw, out, is_leaf=_is_leaf)
+        return out, scope.updates(), rnd.used
 
 
 def _apply_leaves(vjp_fn, cts):

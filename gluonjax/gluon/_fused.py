@@ -13,10 +13,9 @@ import numpy as np
 from .. import _compile
 from .. import _rng as _random
 from .._tape.node import pullback
-from .._tape.state import TraceScope, _Scope
 from ..ndarray.ndarray import NDArray
-from ..optimizer._fused_update import _inputs, probe_inputs
-from ._cached import _TRACER_ERRORS, _is_leaf, _raw, _tracer_message
+from ..optimizer._fused_update import _inputs, make_update, probe_inputs
+from ._cached import pure_call
 from ._param_array import write_values
 from .block import to_ndarray
 
@@ -130,22 +129,18 @@ class FusedStep:
             full = list(pvals)
             for k, i in enumerate(pos):
                 full[i] = tv[k]
-            with (
-                TraceScope(self.all, [NDArray(v) for v in full]) as scope,
-                _random.traced_key(seed_key, counter) as rnd,
-                _Scope(False, True),
-            ):
-                try:
-                    out = self.net(NDArray(x))
-                    loss = self.loss_fn(out, NDArray(y))
-                except _TRACER_ERRORS as err:
-                    from ..base import HybridizationError
-
-                    raise HybridizationError(_tracer_message(self.net, err)) from None
-                loss = jax.tree_util.tree_map(_raw, loss, is_leaf=_is_leaf)
-                if rnd.used:
-                    self.uses_random = True
-                return jnp.sum(loss), (loss, scope.updates())
+            loss, updates, used = pure_call(
+                self.net,
+                self.all,
+                full,
+                seed_key,
+                counter,
+                True,
+                lambda: self.loss_fn(self.net(NDArray(x)), NDArray(y)),
+            )
+            if used:
+                self.uses_random = True
+            return jnp.sum(loss), (loss, updates)
 
         _, (grads,), (loss, updates) = pullback(loss_of, ([pvals[i] for i in pos],), None, True)
         if self.dist:  # the sum over the workers (trainer.step's store does the same)
@@ -156,14 +151,10 @@ class FusedStep:
         for i, v in updates.items():
             if i not in pos:
                 new_p[i] = v
-        new_s = []
-        for k, i in enumerate(pos):
-            g = o.preprocess(grads[k], rescale)
-            sub = None if okey is None else jax.random.fold_in(okey, k)  # as _update does
-            t = None if ts is None else ts[k]  # None: the rule does not read it
-            w, s = o.step(pvals[i], g, states[k], lrs[k], wds[k], t, sub)
-            new_p[i] = w.astype(pvals[i].dtype)
-            new_s.append(s)
+        update = make_update(o, len(pos))  # ts None: the rule does not read the counts
+        new_w, new_s = update([pvals[i] for i in pos], grads, states, lrs, wds, ts, rescale, okey)
+        for w, i in zip(new_w, pos):
+            new_p[i] = w
         return new_p, new_s, loss
 
     def __call__(self, data, label, batch_size=None):

@@ -16,7 +16,7 @@ from .. import optimizer as opt
 from .._caches import LRU
 from ..autograd._deferred import is_pending, pending_call
 from ..base import InvalidArgumentError, MXNetError, StaleGradientError
-from ..optimizer._fused_update import apply_update, backward_and_update
+from ..optimizer._fused_update import apply_update
 from ._param_array import write_values
 from ._trainer_store import StoreMixin, _LocalUpdater
 from .parameter import Parameter
@@ -226,12 +226,11 @@ class Trainer(StoreMixin):
                 s = all_states[i] = o.create_state(i, d._data)
             states.append(s)
         weights = [d._data for d in datas]
-        if call is not None:  # the backward has not run: it and the update run as one call
-            new_w, new_s = backward_and_update(o, active, call, pos, weights, states, self._fns)
-            used = [d._grad._data for d in datas]  # delivered by that call
-        else:
-            used = [d._grad._data for d in datas]
-            new_w, new_s = apply_update(o, active, weights, used, states, self._fns)
+        # the backward has not run (call): it and the update run as one call
+        pending = None if call is None else (call, pos)
+        grads = None if call is not None else [d._grad._data for d in datas]
+        new_w, new_s = apply_update(o, active, weights, grads, states, self._fns, pending)
+        used = [d._grad._data for d in datas]  # delivered by that call, if any
         self._last_grad.update(zip(active, used))
         write_values(datas, new_w)
         all_states.update(zip(active, new_s))

@@ -8,24 +8,28 @@ per set of updated indices.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from .. import _compile
 from .. import _rng as _random
+from ..autograd._update import consume
 
-__all__ = ["apply_update", "backward_and_update", "make_update", "probe_inputs"]
+__all__ = ["apply_update", "make_update", "probe_inputs"]
 
 
 def make_update(o, n):
-    """The pure update of ``n`` weights with optimizer ``o``."""
+    """The pure update of ``n`` weights with optimizer ``o``: the one loop that applies an
+    optimizer's rule to many weights (``Trainer``, ``compile_step``, ``Module``).
+
+    ``ts`` may be None when the rule does not read the update counts.
+    """
 
     def update(ws, gs, states, lrs, wds, ts, rescale, key):
         new_w, new_s = [], []
         for k in range(n):
             g = o.preprocess(gs[k].astype(ws[k].dtype), rescale)
             sub = jax.random.fold_in(key, k) if key is not None else None
-            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], ts[k], sub)
+            t = None if ts is None else ts[k]
+            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], t, sub)
             new_w.append(w.astype(ws[k].dtype))
             new_s.append(s)
         return new_w, new_s
@@ -56,7 +60,7 @@ def probe_inputs(o, indices):
     return lrs, wds, ts, o.rescale_array(), key
 
 
-def apply_update(o, indices, weights, grads, states, cache):
+def apply_update(o, indices, weights, grads, states, cache, pending=None):
     """Count the update of ``indices`` and run it: ``(new_weights, new_states)``.
 
     Parameters
@@ -64,35 +68,21 @@ def apply_update(o, indices, weights, grads, states, cache):
     o : Optimizer
     indices : list of int
         Optimizer indices of the weights (for lr/wd multipliers and counts).
-    weights, grads : list of jax arrays
+    weights, grads : list of jax arrays (``grads`` None when ``pending`` gives them)
     states : list of optimizer states (pytrees of jax arrays)
-    cache : dict
-        Holds the compiled programs (one per tuple of indices).
+    cache : LRU
+        Holds the compiled programs (one per tuple of indices, and plan).
+    pending : (FusedCall, pos) or None
+        A planned backward not run yet: it and the update run as one compiled call
+        (see ``autograd._update.consume``).
     """
-    key = tuple(indices)
-    hit = cache.get(key)
-    if hit is None:
-        hit = cache.put(key, _compile.jit(make_update(o, len(indices)), "train"))
-    return hit(weights, grads, states, *_inputs(o, indices))
-
-
-def backward_and_update(o, indices, call, pos, weights, states, cache):
-    """Run a planned backward (``autograd._plan.FusedCall``) and the update as ONE call.
-
-    ``pos[k]`` is the leaf of ``call`` whose gradient updates ``weights[k]``.
-    Returns ``(new_weights, new_states)``; the call's gradients (of every leaf)
-    and deferred outputs are delivered as well, so nothing of the step stays
-    pending and its inputs are freed.
-    """
-    key = (call.plan, tuple(indices), tuple(pos))
-    hit = cache.get(key)
-    if hit is None:
-        pure, update = call.plan.pure, make_update(o, len(indices))
-
-        def both(args, cts, ws, states, *ins):
-            leaf, douts = pure(args, cts)
-            gs = [jnp.zeros_like(w) if leaf[j] is None else leaf[j] for j, w in zip(pos, ws)]
-            return leaf, douts, update(ws, gs, states, *ins)
-
-        hit = cache.put(key, _compile.jit(both, "train"))
-    return call.run_with(hit, (weights, states, *_inputs(o, indices)))
+    return consume(
+        lambda: make_update(o, len(indices)),
+        tuple(indices),
+        weights,
+        grads,
+        states,
+        _inputs(o, indices),
+        cache,
+        pending,
+    )
