@@ -7,14 +7,6 @@ import re
 from ..base import DuplicateParameterError, InvalidArgumentError
 
 
-def _walk(block, path=""):
-    """(child path, block, local name, Parameter) for every parameter, depth first."""
-    for local, p in block._own_params().items():
-        yield path, block, local, p
-    for name, child in block._children.items():
-        yield from _walk(child, f"{path}.{name}" if path else name)
-
-
 def _where(path, block, local):
     child = f"child '{path}'" if path else "the block itself"
     return f"{type(block).__name__} with prefix {block.prefix!r} ({child}, parameter {local!r})"
@@ -37,7 +29,7 @@ def collect(root, select=None):
                 f"({err}); e.g. '.*weight|.*bias'"
             ) from None
     out, where = {}, {}
-    for path, block, local, p in _walk(root):
+    for path, block, local, p in root._walk_params():
         if pattern is not None and not pattern.match(p.name):
             continue
         prev = out.get(p.name)

@@ -195,9 +195,24 @@ class Block:
         ret._params.update(collect(self, select))
         return ret
 
+    def _local_params(self):
+        """{local key: Parameter} of this block alone, keyed as parameter files name them
+        (a layer whose files use other keys, such as the fused RNN layers, overrides it)."""
+        return self._own_params()
+
+    def _walk_params(self, path=""):
+        """The parameter walk: ``(child path, block, local key, Parameter)`` for every
+        parameter of this block and its descendants, depth first. ``collect_params``,
+        structural names, files and compiled calls all read the tree through it."""
+        for local, p in self._local_params().items():
+            yield path, self, local, p
+        for name, child in self._children.items():
+            yield from child._walk_params(f"{path}.{name}" if path else name)
+
     def _all_params(self):
+        """Every distinct Parameter, in walk order."""
         out, seen = [], set()
-        for p in self._collect_params_with_prefix().values():
+        for *_, p in self._walk_params():
             if id(p) not in seen:
                 seen.add(id(p))
                 out.append(p)
@@ -205,12 +220,10 @@ class Block:
 
     def _collect_params_with_prefix(self, prefix=""):
         """{structural name: Parameter}, e.g. ``{'0.weight': ..., 'fc1.bias': ...}``."""
-        if prefix:
-            prefix += "."
-        ret = OrderedDict((prefix + k, v) for k, v in self._own_params().items())
-        for name, child in self._children.items():
-            ret.update(child._collect_params_with_prefix(prefix + name))
-        return ret
+        return OrderedDict(
+            (".".join(k for k in (prefix, path, local) if k), p)
+            for path, _, local, p in self._walk_params()
+        )
 
     def initialize(self, init=None, ctx=None, verbose=False, force_reinit=False):
         """Initialize every parameter (``Uniform()`` by default) on ``ctx`` (a context or a

@@ -118,18 +118,14 @@ class _RNNLayer(HybridBlock):
         mapping = f"{shape[1] if shape[1] else None} -> {shape[0] // self._gates}"
         return (s + ")").format(mapping=mapping)
 
-    def _collect_params_with_prefix(self, prefix=""):
+    def _local_params(self):
         # file keys as MXNet writes them (compatible with the unfused cells' structure)
-        if prefix:
-            prefix += "."
         bidirectional = any(_KEY.match(k).group(1) == "r" for k in self._reg_params)
         ret = {}
         for key, val in self._reg_params.items():
             d, layer, g, t = _KEY.match(key).groups()
             cell = f"{d}_cell." if bidirectional else ""
-            ret[f"{prefix}_unfused.{layer}.{cell}{g}_{t}"] = val
-        for name, child in self._children.items():
-            ret.update(child._collect_params_with_prefix(prefix + name))
+            ret[f"_unfused.{layer}.{cell}{g}_{t}"] = val
         return ret
 
     def state_info(self, batch_size=0):
