@@ -31,17 +31,6 @@ def one_minus_power(b, t):
     return -jnp.expm1(jnp.asarray(t, jnp.float32) * math.log(b))
 
 
-def f32_one_minus(b):
-    """``1 - b`` in float32 arithmetic, as MXNet's C++ kernels compute it from a float
-    parameter (``1 - float32(0.999)`` is ``0.00099998713``, not ``0.001``)."""
-    return float(np.float32(1.0) - np.float32(b))
-
-
-def f32_one_minus_power(b, t):
-    """``1 - b ** t`` in plain float32 arithmetic, as MXNet's C++ kernels compute it."""
-    return 1.0 - jnp.power(jnp.float32(b), jnp.asarray(t, jnp.float32))
-
-
 def full_like(weight, value=0.0, shape=None):
     """An array of ``value`` with ``weight``'s dtype and device (``shape`` default: its shape).
 

@@ -1,9 +1,11 @@
 """Adam-family optimizers with MXNet 1.x's update rules: Adam, AdamW, Adamax, Nadam, LAMB.
 
-The rules are written out where MXNet's formula differs from optax's (bias
-correction folded into the learning rate, epsilon outside the bias-corrected
+Adam, AdamW and LAMB run the rules of MXNet's ``adam_update``, ``_adamw_update`` and
+``lamb_update_phase1/2`` (``gluonjax._ops.defs.optimizer_ops``), which differ from optax's
+(bias correction folded into the learning rate, epsilon outside the bias-corrected
 square root, weight decay added to the gradient before clipping); Adamax uses
-``optax.scale_by_adamax``, which computes exactly MXNet's rule.
+``optax.scale_by_adamax``, which computes exactly MXNet's rule; Nadam (no MXNet op) is
+written out here.
 """
 
 from __future__ import annotations
@@ -11,25 +13,23 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
-from ._util import (
-    f32_one_minus,
-    f32_one_minus_power,
-    full_like,
-    one_minus_power,
-    power,
-    zeros_state,
+from .._ops.defs.optimizer_ops import (
+    adam_rule,
+    adamw_rule,
+    cast_like,
+    clip,
+    lamb_phase1_rule,
+    lamb_phase2_rule,
 )
-from .optimizer import Optimizer, clip, register
+from ._util import full_like, one_minus_power, power, zeros_state
+from .optimizer import Optimizer, register
 
 __all__ = ["Adam", "AdamW", "Adamax", "Nadam", "LAMB"]
 
 
-def adam_moments(beta1, beta2, state, g):
-    """Adam's first and second moments, with MXNet's float32 ``1 - beta`` rounding."""
-    mean, var = state
-    mean = beta1 * mean + f32_one_minus(beta1) * g
-    var = beta2 * var + f32_one_minus(beta2) * jnp.square(g)
-    return mean, var
+def _bias_lr(lr, beta1, beta2, t):
+    """``lr * sqrt(1 - beta2**t) / (1 - beta1**t)`` (MXNet's bias correction in the lr)."""
+    return lr * jnp.sqrt(one_minus_power(beta2, t)) / one_minus_power(beta1, t)
 
 
 @register
@@ -68,10 +68,10 @@ class Adam(Optimizer):
         return zeros_state(weight, 2)
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        g = clip(grad + wd * weight, self._clip_gradient)
-        mean, var = adam_moments(self.beta1, self.beta2, state, g)
-        lr_t = lr * jnp.sqrt(one_minus_power(self.beta2, t)) / one_minus_power(self.beta1, t)
-        return weight - lr_t * mean / (jnp.sqrt(var) + self.epsilon), (mean, var)
+        hyper = cast_like(weight, self.beta1, self.beta2, self.epsilon)
+        lr = _bias_lr(lr, self.beta1, self.beta2, t)
+        weight, *state = adam_rule(weight, grad, *state, lr, wd, *hyper, self._clip_gradient)
+        return weight, tuple(state)
 
 
 @register
@@ -105,11 +105,11 @@ class AdamW(Optimizer):
         return zeros_state(weight, 2)
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        mean, var = adam_moments(self.beta1, self.beta2, state, grad)
         if self.correct_bias:
-            lr = lr * jnp.sqrt(one_minus_power(self.beta2, t)) / one_minus_power(self.beta1, t)
-        upd = mean / (jnp.sqrt(var) + self.epsilon) + wd * weight
-        return weight - lr * upd, (mean, var)
+            lr = _bias_lr(lr, self.beta1, self.beta2, t)
+        hyper = cast_like(weight, self.beta1, self.beta2, self.epsilon)
+        weight, *state = adamw_rule(weight, grad, *state, 1.0, lr, wd, *hyper)
+        return weight, tuple(state)
 
 
 @register
@@ -245,17 +245,8 @@ class LAMB(Optimizer):
         return zeros_state(weight, 2)
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        mean, var = adam_moments(self.beta1, self.beta2, state, grad)
-        m, v = mean, var
-        if self.bias_correction:
-            m = mean / f32_one_minus_power(self.beta1, t)
-            v = var / f32_one_minus_power(self.beta2, t)
-        upd = m / (jnp.sqrt(v) + self.epsilon) + wd * weight
-        r1 = jnp.linalg.norm(weight.ravel())
-        if self.lower_bound:
-            r1 = jnp.maximum(r1, self.lower_bound)
-        if self.upper_bound:
-            r1 = jnp.minimum(r1, self.upper_bound)
-        r2 = jnp.linalg.norm(upd.ravel())
-        ratio = jnp.where((r1 == 0) | (r2 == 0), 1.0, r1 / jnp.where(r2 == 0, 1.0, r2))
-        return weight - lr * ratio * upd, (mean, var)
+        hyper = cast_like(weight, self.beta1, self.beta2, self.epsilon, t)
+        d, *state = lamb_phase1_rule(weight, grad, *state, *hyper, self.bias_correction, wd)
+        r1, r2 = jnp.linalg.norm(weight.ravel()), jnp.linalg.norm(d.ravel())
+        bounds = (self.lower_bound or -1.0, self.upper_bound or -1.0)  # unset: off
+        return lamb_phase2_rule(weight, d, r1, r2, lr, *bounds), tuple(state)

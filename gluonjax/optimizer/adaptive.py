@@ -1,19 +1,26 @@
 """Per-coordinate adaptive optimizers with MXNet 1.x's rules: AdaGrad, AdaDelta,
 RMSProp, Ftrl, FTML.
 
-AdaGrad, AdaDelta and RMSProp (both variants) are backed by optax's
-``scale_by_rss``, ``scale_by_adadelta``, ``scale_by_rms`` and ``scale_by_stddev``,
-which compute exactly MXNet's normalisation (epsilon inside the square root);
-the learning rate, weight decay and RMSProp's momentum are applied as MXNet does.
+RMSProp, Ftrl and FTML run the rules of MXNet's ``rmsprop_update``,
+``rmspropalex_update``, ``ftrl_update`` and ``ftml_update``
+(``gluonjax._ops.defs.optimizer_ops``). AdaGrad and AdaDelta (no MXNet dense op) are
+backed by optax's ``scale_by_rss`` and ``scale_by_adadelta``, which compute exactly
+MXNet's normalisation (epsilon inside the square root).
 """
 
 from __future__ import annotations
 
-import jax.numpy as jnp
 import optax
 
-from ._util import f32_one_minus, f32_one_minus_power, zeros_state
-from .optimizer import Optimizer, clip, register
+from .._ops.defs.optimizer_ops import (
+    cast_like,
+    ftml_rule,
+    ftrl_rule,
+    rmsprop_rule,
+    rmspropalex_rule,
+)
+from ._util import zeros_state
+from .optimizer import Optimizer, register
 
 __all__ = ["AdaGrad", "AdaDelta", "RMSProp", "Ftrl", "FTML"]
 
@@ -79,11 +86,11 @@ class RMSProp(Optimizer):
     """RMSProp, Tieleman & Hinton's or (``centered=True``) Graves's version.
 
     ``g = clip(rescale_grad*grad + wd*weight)``; ``n = gamma1*n + (1-gamma1)*g**2``.
-    Plain: ``weight -= lr * g/sqrt(n + epsilon)`` (``optax.scale_by_rms``).
+    Plain: ``weight -= lr * g/sqrt(n + epsilon)`` (``rmsprop_update``).
     Centered: ``gm = gamma1*gm + (1-gamma1)*g``;
-    ``delta = gamma2*delta - lr * g/sqrt(n - gm**2 + epsilon)``
-    (``optax.scale_by_stddev``, the learning rate inside the momentum buffer as in
-    MXNet); ``weight += delta``. Then weights are clipped to ``±clip_weights``.
+    ``delta = gamma2*delta - lr * g/sqrt(n - gm**2 + epsilon)`` (``rmspropalex_update``,
+    the learning rate inside the momentum buffer); ``weight += delta``. Then weights are
+    clipped to ``±clip_weights``.
 
     Parameters
     ----------
@@ -116,20 +123,13 @@ class RMSProp(Optimizer):
         return zeros_state(weight, 3 if self.centered else 1)
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        g = clip(grad + wd * weight, self._clip_gradient)
+        g1, g2, eps = cast_like(weight, self.gamma1, self.gamma2, self.epsilon)
+        clips = (self._clip_gradient, self.clip_weights or None)
         if not self.centered:
-            tx = optax.scale_by_rms(decay=self.gamma1, eps=self.epsilon, eps_in_sqrt=True)
-            upd, new = tx.update(g, optax.ScaleByRmsState(nu=state[0]))
-            weight, state = weight - lr * upd, (new.nu,)
-        else:
-            n, gm, delta = state
-            tx = optax.scale_by_stddev(decay=self.gamma1, eps=self.epsilon, eps_in_sqrt=True)
-            upd, new = tx.update(g, optax.ScaleByRStdDevState(mu=gm, nu=n))
-            delta = self.gamma2 * delta - lr * upd
-            weight, state = weight + delta, (new.nu, new.mu, delta)
-        if self.clip_weights:
-            weight = jnp.clip(weight, -self.clip_weights, self.clip_weights)
-        return weight, state
+            weight, n = rmsprop_rule(weight, grad, *state, lr, wd, g1, eps, *clips)
+            return weight, (n,)
+        weight, *state = rmspropalex_rule(weight, grad, *state, lr, wd, g1, g2, eps, *clips)
+        return weight, tuple(state)
 
 
 @register
@@ -157,16 +157,8 @@ class Ftrl(Optimizer):
         return zeros_state(weight, 2)
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        z, n = state
-        g2 = jnp.square(grad)
-        z = z + grad - (jnp.sqrt(n + g2) - jnp.sqrt(n)) * weight / lr
-        n = n + g2
-        w = (
-            (jnp.sign(z) * self.lamda1 - z)
-            / ((self.beta + jnp.sqrt(n)) / lr + wd)
-            * (jnp.abs(z) > self.lamda1)
-        )
-        return w.astype(weight.dtype), (z, n)
+        weight, *state = ftrl_rule(weight, grad, *state, lr, wd, self.lamda1, self.beta)
+        return weight, tuple(state)
 
 
 @register
@@ -196,13 +188,6 @@ class FTML(Optimizer):
         return zeros_state(weight, 3)  # d, v, z
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        g = clip(grad + wd * weight, self._clip_gradient)
-        d, v, z = state
-        v = self.beta2 * v + f32_one_minus(self.beta2) * jnp.square(g)
-        d_t = (
-            f32_one_minus_power(self.beta1, t)
-            / lr
-            * (jnp.sqrt(v / f32_one_minus_power(self.beta2, t)) + self.epsilon)
-        )
-        z = self.beta1 * z + f32_one_minus(self.beta1) * g - (d_t - self.beta1 * d) * weight
-        return -z / d_t, (d_t, v, z)
+        hyper = cast_like(weight, self.beta1, self.beta2, self.epsilon, t)
+        weight, *state = ftml_rule(weight, grad, *state, lr, wd, *hyper, self._clip_gradient)
+        return weight, tuple(state)

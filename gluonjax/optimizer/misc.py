@@ -5,16 +5,25 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .._ops.defs.optimizer_ops import (
+    cast_like,
+    clip,
+    lars_rule,
+    sgd_mom_rule,
+    sgd_rule,
+    signsgd_rule,
+    signum_rule,
+)
 from ..base import MXNetError
 from ._util import full_like, zeros_state
-from .optimizer import Optimizer, clip, register
+from .optimizer import Optimizer, register
 
 __all__ = ["Signum", "LARS", "SGLD", "DCASGD", "Test"]
 
 
 @register
 class Signum(Optimizer):
-    """signSGD / Signum (MXNet's ``signsgd_update`` / ``signum_update``).
+    """signSGD / Signum (the rules of MXNet's ``signsgd_update`` / ``signum_update``).
 
     With momentum: ``mom = momentum*mom - (1-momentum)*(g + wd*weight)``;
     ``weight = (1 - lr*wd_lh)*weight + lr*sign(mom)``, where
@@ -43,9 +52,10 @@ class Signum(Optimizer):
 
     def step(self, weight, grad, state, lr, wd, t, key):
         if self.momentum == 0.0:
-            return (1.0 - lr * wd) * weight - lr * jnp.sign(grad), ()
-        mom = self.momentum * state[0] - (1.0 - self.momentum) * (grad + wd * weight)
-        return (1.0 - lr * self.wd_lh) * weight + lr * jnp.sign(mom), (mom,)
+            return signsgd_rule(weight, grad, lr, wd), ()
+        m, wd_lh = cast_like(weight, self.momentum, self.wd_lh)
+        weight, mom = signum_rule(weight, grad, state[0], lr, wd, m, wd_lh)
+        return weight, (mom,)
 
 
 @register
@@ -95,20 +105,17 @@ class LARS(Optimizer):
 
     def step(self, weight, grad, state, lr, wd, t, key):
         use, last_lr = state[-2], state[-1]
-        w_norm = jnp.linalg.norm(weight.astype(jnp.float32).ravel())
-        g_norm = jnp.linalg.norm(grad.astype(jnp.float32).ravel())
-        ok = (w_norm > 0) & (g_norm > 0)
-        den = jnp.where(ok, g_norm + wd * w_norm + self.eps, 1.0)
-        lr_l = jnp.where(use & ok, lr * self.eta * w_norm / den, lr)
+        w_sq, g_sq = (jnp.sum(jnp.square(x.astype(jnp.float32))) for x in (weight, grad))
+        lr_l = jnp.where(use, lars_rule(lr, w_sq, g_sq, wd, self.eta, self.eps), lr)
         g = clip(grad, self._clip_gradient)
         lr = jnp.asarray(lr, jnp.float32)
         if self.momentum == 0.0:
-            return weight - lr_l * (g + wd * weight), (use, lr)
+            return sgd_rule(weight, g, lr_l, wd), (use, lr)
         mom = self.momentum
         if self.momentum_correction:
             mom = mom * jnp.where(last_lr != 0, lr / jnp.where(last_lr != 0, last_lr, 1.0), 1.0)
-        new_mom = mom * state[0] - lr_l * wd * weight - lr_l * g
-        return weight + new_mom, (new_mom, use, lr)
+        weight, mom = sgd_mom_rule(weight, g, state[0], lr_l, wd, mom)
+        return weight, (mom, use, lr)
 
 
 @register

@@ -1,7 +1,9 @@
 """Optimizer base class and registry (``mx.optimizer``), MXNet 1.x update rules.
 
 Each optimizer is a pure, jittable rule ``step(weight, grad, state, lr, wd, t, key)``
-(grad already multiplied by ``rescale_grad`` and clipped to ``clip_gradient``).
+(grad already multiplied by ``rescale_grad`` and clipped to ``clip_gradient``); where
+MXNet has an update op, ``step`` calls that op's rule
+(``gluonjax._ops.defs.optimizer_ops``), so each update's math exists once.
 The Trainer applies every parameter's rule inside ONE ``jax.jit`` call per step;
 ``update(index, weight, grad, state)`` runs the same rule eagerly for code that
 drives optimizers by hand (MXNet's Updater style).
@@ -14,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._caches import PROCESS
+from .._ops.defs.optimizer_ops import clip
 from ..base import MXNetError
 
 __all__ = ["Optimizer", "register", "create", "preprocess_grad", "LRSchedulerWarning"]
@@ -24,22 +27,9 @@ class LRSchedulerWarning(MXNetError, UserWarning):
     UserWarning there)."""
 
 
-# Bumped when a Parameter's ``lr_mult``/``wd_mult`` is set: ``lrs_wds`` re-reads them then
-
-
 def preprocess_grad(grad, rescale_grad, clip_gradient):
-    """MXNet's common first step: ``clip(rescale_grad * grad, -c, c)``."""
-    g = grad * rescale_grad
-    if clip_gradient is not None and clip_gradient >= 0:
-        g = jnp.clip(g, -clip_gradient, clip_gradient)
-    return g
-
-
-def clip(x, clip_gradient):
-    """``clip(x, -c, c)`` when ``c`` is set (for steps that clip themselves)."""
-    if clip_gradient is None:
-        return x
-    return jnp.clip(x, -float(clip_gradient), float(clip_gradient))
+    """MXNet's common first step: ``clip(rescale_grad * grad, -c, c)`` (``c >= 0``)."""
+    return clip(grad * rescale_grad, clip_gradient)
 
 
 class Optimizer:

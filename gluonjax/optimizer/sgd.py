@@ -1,7 +1,9 @@
-"""SGD and NAG with MXNet 1.x's update rules."""
+"""SGD and NAG with MXNet 1.x's update rules (those of ``sgd_update``, ``sgd_mom_update``
+and ``nag_mom_update``)."""
 
 from __future__ import annotations
 
+from .._ops.defs.optimizer_ops import cast_like, nag_rule, sgd_mom_rule, sgd_rule
 from ._util import full_like
 from .optimizer import Optimizer, register
 
@@ -12,8 +14,8 @@ __all__ = ["SGD", "NAG"]
 class SGD(Optimizer):
     """Stochastic gradient descent, optionally with momentum (MXNet's rule).
 
-    ``mom = momentum * mom - lr * (grad + wd * weight); weight += mom``; without
-    momentum ``weight -= lr * (grad + wd * weight)``. The learning rate sits
+    ``mom = momentum*mom - lr*wd*weight - lr*grad; weight += mom``; without
+    momentum ``weight = (1 - lr*wd)*weight - lr*grad``. The learning rate sits
     inside the momentum buffer (unlike ``optax.sgd``), so a changing lr matches MXNet.
 
     Parameters
@@ -36,11 +38,10 @@ class SGD(Optimizer):
         return (full_like(weight),) if self.momentum != 0.0 else ()
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        g = grad + wd * weight
         if self.momentum == 0.0:
-            return weight - lr * g, ()
-        mom = self.momentum * state[0] - lr * g
-        return weight + mom, (mom,)
+            return sgd_rule(weight, grad, lr, wd), ()
+        weight, mom = sgd_mom_rule(weight, grad, state[0], lr, wd, self.momentum)
+        return weight, (mom,)
 
 
 @register
@@ -70,10 +71,8 @@ class NAG(Optimizer):
         return (full_like(weight),) if self.momentum != 0.0 else ()
 
     def step(self, weight, grad, state, lr, wd, t, key):
-        g = grad + wd * weight
         if self.momentum == 0.0:
-            return weight - lr * g, ()
-        mom = self.momentum * state[0] - lr * g
-        new_weight = weight + self.momentum * mom - lr * g
-        stored = self.momentum * state[0] - lr * (grad + wd * new_weight)
-        return new_weight, (stored,)
+            return sgd_rule(weight, grad, lr, wd), ()
+        (m,) = cast_like(weight, self.momentum)
+        weight, mom = nag_rule(weight, grad, state[0], lr, wd, m, reread=True)
+        return weight, (mom,)
