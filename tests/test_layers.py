@@ -33,12 +33,17 @@ LAYERS = [
     ("optimizer/kvstore", "optimizer kvstore initializer _init operator monitor"),
     ("gluon", "gluon io image data rnn deploy"),
     ("module", "module model callback"),
-    ("tools", "test_utils tools demo mxnet_alias run"),
+    ("tools", "test_utils tools demo mxnet_alias run launch"),
 ]
 LAYER_OF = {u: i for i, (_, units) in enumerate(LAYERS) for u in units.split()}
 
 # Imports that go up on purpose, each with its reason (also listed in docs/architecture.md).
-ALLOWED_UP: dict[tuple[str, str], str] = {}
+ALLOWED_UP: dict[tuple[str, str], str] = {
+    ("gluonjax._data.lite", "gluonjax"): (
+        "a data-loader worker that started without jax turns itself into a full gluonjax "
+        "process (in that worker, never in the importing process)"
+    ),
+}
 
 
 def _modules():
@@ -109,11 +114,11 @@ def violations():
         if ua not in LAYER_OF or (ub and ub not in LAYER_OF):
             continue  # test_every_unit_has_a_layer names it
         if ub == "":  # only the top layer may import the whole package
-            if LAYER_OF[ua] < len(LAYERS) - 1:
+            if LAYER_OF[ua] < len(LAYERS) - 1 and (a, b) not in ALLOWED_UP:
                 bad.append(f"{a}:{line} imports the whole gluonjax package (it imports everything)")
             continue
         graph[ua].add(ub)
-        if LAYER_OF[ub] > LAYER_OF[ua] and (ua, ub) not in ALLOWED_UP:
+        if LAYER_OF[ub] > LAYER_OF[ua] and (a, b) not in ALLOWED_UP:
             bad.append(
                 f"{a}:{line} imports {b}: layer {LAYERS[LAYER_OF[ua]][0]!r} reaches up to "
                 f"{LAYERS[LAYER_OF[ub]][0]!r}"

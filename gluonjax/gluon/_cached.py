@@ -177,7 +177,7 @@ class CachedGraph:
             if isinstance(a, NDArray):
                 pending = _deferred.is_pending(a)
                 v = None if pending else a._data
-                av = _deferred.aval_of(a)
+                av = _deferred.aval_of(a) if pending else _deferred.aval(v)
                 m = False
                 if needs_grad(a):
                     needs = True

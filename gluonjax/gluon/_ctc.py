@@ -1,4 +1,4 @@
-"""Connectionist Temporal Classification loss, written with ``F`` ops only.
+"""The Connectionist Temporal Classification recursion (``gluon.loss.CTCLoss``), ``F`` ops only.
 
 The CTC forward recursion (log space) is unrolled over the time axis in Python:
 the time length must be known when the loss is traced, which holds eagerly and
@@ -7,10 +7,7 @@ hybridized (not for a purely declarative ``mx.sym`` graph).
 
 from __future__ import annotations
 
-from ..base import InvalidArgumentError
-from ._loss_core import Loss, _apply_weighting
-
-__all__ = ["CTCLoss"]
+__all__ = ["ctc_nll"]
 
 _NEG = -1e30  # log(0) that keeps gradients finite
 
@@ -84,41 +81,3 @@ def ctc_nll(F, pred, label, pred_lengths, label_lengths):
     b = F.sum(alpha * at_prev, axis=1) + (1 - F.sum(at_prev, axis=1)) * _NEG
     m = F.broadcast_maximum(a, b)
     return -(m + F.log(F.exp(a - m) + F.exp(b - m)))
-
-
-class CTCLoss(Loss):
-    """Connectionist Temporal Classification loss (blank = the last class).
-
-    Parameters
-    ----------
-    layout : {'NTC', 'TNC'}, default 'NTC'
-        Layout of ``pred`` (unnormalized activations; softmax is applied inside).
-    label_layout : {'NT', 'TN'}, default 'NT'
-        Layout of ``label``: class ids, padded with -1 unless ``label_lengths``.
-
-    Inputs: ``pred``, ``label``, optional ``pred_lengths``, ``label_lengths``
-    (batch,) and ``sample_weight``. Output: (batch,).
-    """
-
-    def __init__(self, layout="NTC", label_layout="NT", weight=None, **kwargs):
-        if layout not in ("NTC", "TNC"):
-            raise InvalidArgumentError(
-                f"Only 'NTC' and 'TNC' layouts for pred are supported, got {layout!r}"
-            )
-        if label_layout not in ("NT", "TN"):
-            raise InvalidArgumentError(
-                f"Only 'NT' and 'TN' layouts for label are supported, got {label_layout!r}"
-            )
-        self._layout = layout
-        self._label_layout = label_layout
-        super().__init__(weight, label_layout.find("N"), **kwargs)
-
-    def hybrid_forward(
-        self, F, pred, label, pred_lengths=None, label_lengths=None, sample_weight=None
-    ):
-        if self._layout == "NTC":
-            pred = F.swapaxes(pred, dim1=0, dim2=1)
-        if self._batch_axis == 1:
-            label = F.swapaxes(label, dim1=0, dim2=1)
-        loss = ctc_nll(F, pred, label, pred_lengths, label_lengths)
-        return _apply_weighting(F, loss, self._weight, sample_weight)
