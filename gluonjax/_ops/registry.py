@@ -12,7 +12,7 @@ input shape/dtype, so an eager ``FullyConnected`` is a single dispatch.
 
 from __future__ import annotations
 
-import itertools
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,14 +164,16 @@ class Op:
     def kernel(self, static_key):
         """The cached ``jax.jit`` kernel for these static attributes.
 
-        Its name is ``<op>__gj<N>``; inside a traced program it shows up as a
-        ``jit`` equation of that name, and :func:`kernel_owner` maps the name back
-        to ``(op, static_key)`` (the jaxpr -> MXNet JSON converter relies on it).
+        Its name is ``<op>__gj<digest of the attributes>``; inside a traced program it
+        shows up as a ``jit`` equation of that name, and :func:`kernel_owner` maps the
+        name back to ``(op, static_key)`` (the jaxpr -> MXNet JSON converter relies on
+        it). The name does not depend on the order kernels are made in, so the
+        persistent compilation cache finds the program in any later process.
         """
         k = self._kernels.get(static_key)
         if k is None:
             fn = self.bound(static_key)
-            fn.__name__ = fn.__qualname__ = f"{self.name}__gj{next(_KERNEL_IDS)}"
+            fn.__name__ = fn.__qualname__ = _kernel_name(self, static_key)
             k = self._kernels.put(static_key, jax.jit(fn))
             _KERNEL_OWNER.put(fn.__name__, (self, static_key))
         return k
@@ -195,7 +197,17 @@ class Op:
 
 # kernel name -> (op, static_key), for the jaxpr -> JSON converter
 _KERNEL_OWNER = LRU(1 << 16, "kernel names")
-_KERNEL_IDS = itertools.count()
+
+
+def _kernel_name(op, static_key):
+    base = f"{op.name}__gj{zlib.crc32(repr(static_key).encode()):08x}"
+    name, n = base, 0
+    while (owner := _KERNEL_OWNER.get(name)) is not None and (
+        owner[0] is not op or owner[1] != static_key
+    ):
+        n += 1
+        name = f"{base}_{n}"  # two attribute sets with one digest
+    return name
 
 
 def kernel_owner(name):
