@@ -57,16 +57,22 @@ class Op:
     # take(mode='raise'), Embedding indices); never called on traced values
     check: Callable | None = None
     head_free: bool = False  # gradient ignores the head gradient (MXNet's loss outputs)
+    # eager runs on new shapes use size classes (``_ops.buckets``): "map", "broadcast",
+    # or ("reduce", identity) with identity 0, 1, "low", "high" or "mean"
+    bucket: Any = None
     doc: str = ""
     aliases: tuple = ()
     _kernels: LRU = field(default_factory=lambda: LRU(512, "op kernels"), repr=False)
     _parsed: dict = field(default_factory=dict, repr=False)
+    _seen: dict = field(default_factory=dict, repr=False)  # (attrs, shapes) -> calls
 
     def __post_init__(self):
         if self.mode:
             self.attrs["_train"] = Attr("bool", False)
         self.static_names = tuple(k for k, a in self.attrs.items() if a.static)
         self.dynamic_names = tuple(k for k, a in self.attrs.items() if not a.static)
+        if self.random or self.aux or self.variadic or self.num_outputs != 1:
+            self.bucket = None  # keys, auxiliary states, counts: exact shapes only
 
     def __repr__(self):
         return f"<Op {self.name}>"

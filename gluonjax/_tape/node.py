@@ -50,6 +50,7 @@ class Kind(enum.Enum):
     DEFERRED = "deferred hybridized call"  # recorded, not run: ``call`` says how
     FORCED = "deferred call run on its own"  # a DEFERRED node whose value was read
     FUNCTION = "custom autograd.Function"  # ``bwd`` runs the user's backward
+    BUCKET = "eager op on a size class"  # ``bwd`` runs the op's VJP on the size class
     GRAD = "gradient of grad(create_graph=True)"  # ``bwd``: vjp of the gradient function
     FREED = "freed by backward"  # retain_graph=False: nothing left to differentiate
 
@@ -126,7 +127,7 @@ class Node:
         ``apply(vjp, cotangents) -> input cotangents`` (so many nodes run as one
         compiled backward).
     bwd : callable or None
-        FUNCTION, GRAD: ``bwd(cotangents) -> input cotangents``.
+        FUNCTION, GRAD, BUCKET: ``bwd(cotangents) -> input cotangents``.
     call : DeferredCall or None
         DEFERRED (and a FREED node whose planned backward has not run yet).
     values : tuple or None

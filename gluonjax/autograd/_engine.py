@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .._caches import PROCESS
+from .._ops import buckets as _buckets
 from .._tape.node import FUSABLE, Kind, run_vjp, toposort
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
@@ -129,16 +130,18 @@ def _node_run(order, heads, cts_in, retain_graph, variables):
             key = id(e)
             leaves[key] = e
         prev = cts.get(key)
-        cts[key] = ct if prev is None else prev + ct
+        cts[key] = ct if prev is None else _buckets.add(prev, ct)
 
+    # ones, zeros and sums come from the host and size classes: on new shapes this path
+    # (taken by eager ops on size classes) compiles nothing per shape
     for h, g in zip(heads, cts_in):
-        add(h._node or h, jnp.ones(h.shape, h.dtype) if g is None else g)
+        add(h._node or h, _buckets.filled(h.shape, h.dtype, 1) if g is None else g)
     for node in order:
         outs = []
         for i, av in enumerate(node.avals):
             ct = cts.pop((id(node), i), None)
-            outs.append(jnp.zeros(av.shape, av.dtype) if ct is None else ct)
-        if node.kind is Kind.FUNCTION or node.kind is Kind.GRAD:
+            outs.append(_buckets.filled(av.shape, av.dtype, 0) if ct is None else ct)
+        if node.bwd is not None:  # FUNCTION, GRAD, BUCKET
             in_cts = node.bwd(tuple(outs))
         else:
             in_cts = run_vjp(node, outs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from .._tape.node import Kind, toposort
+from .._tape.node import Kind, OpOrigin, toposort
 from ..base import MXNetError
 
 __all__ = ["get_symbol"]
@@ -52,7 +52,7 @@ def get_symbol(x):
 
     for node in reversed(toposort([hn[0]])):
         ins = [of(e) for e in node.inputs]
-        if node.kind is Kind.OP:
+        if type(node.origin) is OpOrigin:  # an eager op (OP or BUCKET node)
             op, static_key, n_args = node.origin.op, node.origin.static_key, node.origin.n_args
             args, it = [], iter(ins)
             # positions index the op's array list (after a random key); others are constants

@@ -13,13 +13,16 @@ import numpy as np
 
 from .. import _rng as _random
 from .._caches import LRU
+from .._ops import buckets as _buckets
 from .._tape.node import (
     Kind,
+    Node,
     OpOrigin,
     apply_multi,
     apply_single,
     entry,
     needs_grad,
+    pullback,
     vjp_node,
     with_vjp,
 )
@@ -27,12 +30,12 @@ from .._tape.state import _local as _st
 from ..base import MXNetError
 
 _VJP_FWD = LRU(4096, "recorded op kernels")  # (op, attributes, mask) -> forward with VJP
+_CLS = [None]  # [NDArray], filled in when ndarray.py has defined it
 
 
 def invoke(op, args, kwargs, out=None):
     """Run ``op`` eagerly on ``args`` (NDArrays, numpy arrays or scalars)."""
-    from .ndarray import NDArray
-
+    NDArray = _CLS[0]  # set by ndarray.py (no import on the hot path)
     if op.mode and "_train" not in kwargs:
         kwargs = dict(kwargs, _train=_st.training)
     try:
@@ -50,12 +53,15 @@ def invoke(op, args, kwargs, out=None):
         res, node_fn = _recorded(op, static_key, args, arrays, NDArray)
     else:
         node_fn = None
-        try:
-            res = op.kernel(static_key)(*arrays)
-        except MXNetError:
-            raise
-        except Exception as err:  # jax shape/dtype errors -> OpError naming the op
-            raise op.fail(err, arrays, static_key) from None
+        # a new shape runs on its size class (no compile per shape); None: the exact kernel
+        res = None if op.bucket is None else _buckets.run(op, static_key, arrays, len(args))
+        if res is None:
+            try:
+                res = op.kernel(static_key)(*arrays)
+            except MXNetError:
+                raise
+            except Exception as err:  # jax shape/dtype errors -> OpError naming the op
+                raise op.fail(err, arrays, static_key) from None
     if op.aux:
         res, new_aux = res
         _write_aux(op, static_key, args, new_aux, NDArray)
@@ -98,6 +104,10 @@ def _recorded(op, static_key, args, arrays, NDArray):
     """Forward that also returns the VJP, and a function making the tape node."""
     offset = 2 if op.random else 0
     mask = _diff_mask(args, NDArray)
+    if op.bucket is not None and any(mask):
+        hit = _bucket_recorded(op, static_key, args, arrays, mask)
+        if hit is not None:
+            return hit
     key = (op.name, static_key, mask, len(arrays))
     fwd = _VJP_FWD.get(key)
     if fwd is None:
@@ -132,6 +142,65 @@ def _recorded(op, static_key, args, arrays, NDArray):
     return ((out, aux) if op.aux else out), make_node
 
 
+def _bucket_recorded(op, static_key, args, arrays, mask):
+    """A recorded op on a new shape: the forward and, at backward, the VJP run on the
+    size class (``_ops.buckets``), so neither compiles a program per shape. The VJP
+    program recomputes the op's forward from its padded inputs (elementwise ops and
+    reductions are cheap to recompute) and is one program per class, kept on disk."""
+    if _buckets.seen(op, static_key, arrays, len(args)):
+        return None
+    p = _buckets.plan(op, static_key, arrays, len(args))
+    if p is None:
+        return None
+    out = _buckets.forward(p)
+    positions = tuple(i for i, m in enumerate(mask) if m)
+    gkey = ("vjp", p.key, positions)
+
+    def gavals():
+        return p.avals() + (p.out_aval(),)
+    n_args = len(p.args)
+
+    def make_vjp():
+        fn = p.make()
+
+        def vjp(*a):
+            consts, ct = list(a[:n_args]), a[n_args]
+
+            def f(*d):
+                full = list(consts)
+                for pos, v in zip(positions, d):
+                    full[pos] = v
+                return (fn(*full),)
+
+            return tuple(pullback(f, [consts[k] for k in positions], (ct,))[1])
+
+        return vjp
+
+    def bwd(cts):
+        grads = _buckets.program(gkey, make_vjp, gavals)(*p.args, p.pad_out(cts[0]))
+        return tuple(
+            _buckets.to_device(_buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads)
+        )
+
+    bound = op.bound(static_key)
+
+    def replay(*pv):
+        full = list(arrays)
+        for pos, v in zip(positions, pv):
+            full[pos] = v
+        return (bound(*full),)
+
+    def make_node(outs):
+        inputs = tuple(entry(a) for a, m in zip(args, mask) if m)
+        avals = (jax.ShapeDtypeStruct(outs[0].shape, outs[0].dtype),)
+        node = Node(Kind.BUCKET, op.name, inputs, avals, replay)
+        node.bwd = bwd
+        node.origin = OpOrigin(op, static_key, len(args), positions, 0)
+        return node
+
+    return out, make_node
+
+
 def _make_vjp_fwd(op, static_key, mask, offset):
     bound = op.bound(static_key)
     has_aux = bool(op.aux)
@@ -155,6 +224,14 @@ def _make_vjp_fwd(op, static_key, mask, offset):
 
 def _wrap(op, static_key, res, node_fn, out, NDArray, args=()):
     multi = isinstance(res, (tuple, list))
+    if not multi and node_fn is None and out is None:  # the common case, kept short
+        w = NDArray(res)
+        for a in args:  # results stay on an input's logical context (see gluonjax.context)
+            ctx = getattr(a, "_ctx", None)
+            if ctx is not None:
+                w._ctx = ctx
+                break
+        return w
     outs = list(res) if multi else [res]
     wrapped = [NDArray(r) for r in outs]
     for a in args:  # results stay on an input's logical context (see gluonjax.context)

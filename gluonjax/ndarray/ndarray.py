@@ -11,10 +11,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._caches import PROCESS
+from .._ops import buckets as _buckets
 from .._ops import registry as _reg
 from .._tape import state as _tape
 from ..base import ArgumentTypeError, MXNetError
 from ..context import context_of
+from ._invoke import _CLS as _invoke_cls
 from ._invoke import check_write, invoke
 
 __all__ = ["NDArray", "TruthValueError"]
@@ -335,7 +337,7 @@ class NDArray:
             raise MXNetError(f"grad_req must be 'write', 'add' or 'null', got {grad_req!r}")
         stype = self.stype if stype is None else stype
         if stype == "default":
-            self._grad = NDArray(jnp.zeros(self.shape, self.dtype))
+            self._grad = NDArray(_buckets.filled(self.shape, self.dtype, 0))  # no program
         else:
             from .sparse import zeros as sparse_zeros
 
@@ -521,6 +523,9 @@ class NDArray:
         from .sparse import cast_storage
 
         return cast_storage(self, stype=stype)
+
+
+_invoke_cls[0] = NDArray  # the eager path reads the class here (no import per call)
 
 
 def _restore(cls, state):

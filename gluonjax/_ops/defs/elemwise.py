@@ -110,6 +110,7 @@ for _name, _fn in UNARY.items():
         aliases=_UNARY_ALIASES.get(_name, ()),
         doc=f"Element-wise {_name}.",
         head_free=_name == "BlockGrad",
+        bucket="map",
     )(_fn)
 
 
@@ -142,6 +143,7 @@ for _name, _fn in BINARY.items():
         inputs=("lhs", "rhs"),
         aliases=_aliases,
         doc=f"Element-wise {_name} of lhs and rhs with NumPy broadcasting.",
+        bucket="broadcast",
     )(_fn)
 
 _ELEMWISE_ALIASES = {
@@ -170,16 +172,21 @@ for _name in ("add", "sub", "mul", "div"):
         inputs=("lhs", "rhs"),
         aliases=_ELEMWISE_ALIASES[_name],
         doc=f"Element-wise {_name} of two arrays of the same shape.",
+        bucket="map",
     )(_checked(BINARY[_name], _name))
 for _name in ("power", "maximum", "minimum", "mod"):
     register(
         f"_{_name}",
         inputs=("lhs", "rhs"),
         doc=f"Element-wise {_name} of two arrays of the same shape.",
+        bucket="map",
     )(_checked(BINARY[_name], _name))
 for _name in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"):
     register(
-        f"_{_name}", inputs=("lhs", "rhs"), doc=f"1 where lhs {_name} rhs else 0 (same shapes)."
+        f"_{_name}",
+        inputs=("lhs", "rhs"),
+        doc=f"1 where lhs {_name} rhs else 0 (same shapes).",
+        bucket="map",
     )(BINARY[_name])
 
 
@@ -219,6 +226,7 @@ for _name, (_fn, _rev) in SCALAR.items():
     register(
         _name,
         attrs=_SCALAR,
+        bucket="map",
         doc=f"{_name[1:-7]} of data and a scalar" + (" (scalar on the left)." if _rev else "."),
     )(_scalar_op(_fn, _rev))
 
@@ -226,6 +234,7 @@ for _name, (_fn, _rev) in SCALAR.items():
 @register(
     "clip",
     attrs={"a_min": Attr("float", static=False), "a_max": Attr("float", static=False)},
+    bucket="map",
 )
 def clip(data, a_min, a_max):
     """Clip values into [a_min, a_max]; the gradient passes where a_min <= x <= a_max."""
@@ -241,7 +250,7 @@ def add_n(*args, num_args=0):
     return out
 
 
-@register("where", inputs=("condition", "x", "y"))
+@register("where", inputs=("condition", "x", "y"), bucket="map")
 def where(condition, x, y):
     """``x`` where condition is non-zero, else ``y``; a 1-D condition selects rows."""
     if condition.ndim == 1 and x.ndim > 1:
@@ -249,7 +258,7 @@ def where(condition, x, y):
     return jnp.where(condition != 0, x, y)
 
 
-@register("smooth_l1", attrs={"scalar": Attr("float", 1.0)})
+@register("smooth_l1", attrs={"scalar": Attr("float", 1.0)}, bucket="map")
 def smooth_l1(data, scalar):
     """Smooth L1: 0.5*(s*x)^2 if |x| < 1/s^2 else |x| - 0.5/s^2."""
     s2 = scalar * scalar

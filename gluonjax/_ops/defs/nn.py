@@ -76,7 +76,7 @@ def _act(x, act_type):
 ACT_TYPES = ("relu", "sigmoid", "tanh", "softrelu", "softsign", "log_sigmoid", "mish")
 
 
-@register("Activation", attrs={"act_type": Attr("str", choices=ACT_TYPES)})
+@register("Activation", attrs={"act_type": Attr("str", choices=ACT_TYPES)}, bucket="map")
 def activation(data, *, act_type):
     """Element-wise activation: relu, sigmoid, tanh, softrelu, softsign, log_sigmoid, mish."""
     return _act(data, act_type)

@@ -101,20 +101,26 @@ def _extreme_bwd(axes, keepdims, is_max, res, g):
 _extreme.defvjp(_extreme_fwd, _extreme_bwd)
 
 _REDUCERS = {
-    "sum": (_sum, ("sum_axis",), "Sum over ``axis``."),
-    "mean": (_mean, (), "Mean over ``axis`` (integer inputs: truncated, as MXNet)."),
-    "max": (lambda x, a, k: _extreme(x, a, k, True), ("max_axis",), "Maximum over ``axis``."),
-    "min": (lambda x, a, k: _extreme(x, a, k, False), ("min_axis",), "Minimum over ``axis``."),
-    "prod": (_prod, (), "Product over ``axis``."),
-    "nansum": (lambda x, a, k: _sum(_nan_to(x, 0), a, k), (), "Sum treating NaN as 0."),
-    "nanprod": (lambda x, a, k: _prod(_nan_to(x, 1), a, k), (), "Product treating NaN as 1."),
+    "sum": (_sum, ("sum_axis",), "Sum over ``axis``.", 0),
+    "mean": (_mean, (), "Mean over ``axis`` (integer inputs: truncated, as MXNet).", "mean"),
+    "max": (
+        lambda x, a, k: _extreme(x, a, k, True), ("max_axis",), "Maximum over ``axis``.", "low",
+    ),
+    "min": (
+        lambda x, a, k: _extreme(x, a, k, False), ("min_axis",), "Minimum over ``axis``.", "high",
+    ),
+    "prod": (_prod, (), "Product over ``axis``.", 1),
+    "nansum": (lambda x, a, k: _sum(_nan_to(x, 0), a, k), (), "Sum treating NaN as 0.", 0),
+    "nanprod": (lambda x, a, k: _prod(_nan_to(x, 1), a, k), (), "Product treating NaN as 1.", 1),
 }
 
-for _name, (_fn, _aliases, _doc) in _REDUCERS.items():
+# the last field: the reduction's identity, what pads an input to its size class
+for _name, (_fn, _aliases, _doc, _ident) in _REDUCERS.items():
     register(
         _name,
         attrs=_REDUCE_ATTRS,
         aliases=_aliases,
+        bucket=("reduce", _ident),
         doc=_doc + "\n\nParameters: axis (int, tuple or None = all), keepdims, exclude "
         "(reduce the axes *not* listed).",
     )(_reducer(_fn))

@@ -1,0 +1,541 @@
+"""Size classes: an eager op on a shape it has not seen runs a program compiled for a
+class of sizes, so an eager workload compiles a number of programs that grows with the
+log of the sizes it sees, not with the number of its shapes.
+
+XLA compiles one program per input shape, and on the CPU one compile of even the
+smallest program costs 30-60 ms, a hundred times an MXNet op. Ops marked in the
+registry (``Op.bucket``) run on a new shape through a program for the shape's *size
+class* instead:
+
+* ``"map"`` ops (unary math, ops with a scalar, same-shape binary ops, ``clip``,
+  ``where``, activations): the inputs are flattened and padded with ones to the next
+  power of two (at least 1024 elements), the program runs on that length, and the
+  result is sliced back. Every element is computed by the same code as in the
+  exact-shape program, so the values are equal bit for bit (tested).
+* ``"broadcast"`` ops (``broadcast_*``): the inputs are broadcast to the output shape
+  on the host, then run as a map. Equal shapes need no copy.
+* ``("reduce", identity)`` ops (``sum``, ``mean``, ``prod``, ``max``, ``min``,
+  ``nansum``, ``nanprod``) over contiguous axes: the input is viewed as
+  ``(outer, reduced, inner)``, each padded to its class with the reduction's identity,
+  reduced over the middle axis and sliced back. A sum may add in another order than
+  the exact program: equal within rounding (tested against float64).
+
+The padding and slicing happen on the host (an eager CPU array's buffer is host
+memory, read without a copy), so no program is compiled per shape for them.
+
+Each program is found by a key made *before* anything is traced: (op, attributes,
+dtypes, size class). A program made once is written to
+``<persistent cache>/eager`` (the directory of :mod:`gluonjax._compile`) as XLA's
+serialized executable with a checksum, and a later process loads it without tracing
+or lowering; a file that fails its checksum or does not load is compiled again.
+
+A shape seen :data:`HOT` times gets its exact-shape program (the op's usual kernel):
+loops on fixed shapes run as before. Only concrete single-device CPU arrays take this
+path; traced values (hybridize, export), other devices and the fused step keep exact
+shapes. ``GLUONJAX_SIZE_CLASSES=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _compile
+from .._caches import LRU
+
+__all__ = ["HOT", "size_class", "run", "plan", "program", "enabled", "stats"]
+
+HOT = 64  # calls on one exact shape before it gets its own program (a compile: ~30 ms)
+_FLAT_FLOOR = 1024  # smallest flat class: every array up to 1024 elements shares one program
+_DIM_FLOOR = 16  # smallest class of a reduction's dimension (1 stays 1)
+_SEEN_MAX = 1 << 14
+
+try:  # the concrete array type: tracers and other array kinds keep exact shapes
+    from jax._src.array import ArrayImpl as _ARRAY
+except ImportError:  # pragma: no cover - a jax without it: the path stays off
+    _ARRAY = None
+
+_OFF = ("0", "off", "false", "no", "none")
+_state = {"on": None}
+_lock = threading.Lock()
+_PROGRAMS = LRU(4096, "size-class programs")
+STATS = {"compiled": 0, "loaded": 0, "runs": 0}
+
+
+def enabled():
+    on = _state["on"]
+    if on is None:
+        raw = os.environ.get("GLUONJAX_SIZE_CLASSES", "1").strip().lower()
+        on = _state["on"] = raw not in _OFF and _ARRAY is not None
+    return on
+
+
+def stats():
+    """``{'compiled', 'loaded', 'runs'}``: programs compiled and loaded from disk by this
+    process, and eager calls that ran on a size class."""
+    return dict(STATS)
+
+
+def size_class(n, floor=_FLAT_FLOOR):
+    """The smallest power of two >= ``n``, at least ``floor``."""
+    if n <= floor:
+        return floor
+    return 1 << (n - 1).bit_length()
+
+
+def _dim_class(n):
+    return 1 if n == 1 else size_class(n, _DIM_FLOOR)
+
+
+# ----------------------------------------------------------------------------- plans
+class Plan:
+    """How one call runs on a size class.
+
+    ``key`` names the program (op, attributes, dtypes, classes), ``make()`` returns the
+    pure function it compiles, ``avals()`` its argument types (made only to compile),
+    ``args`` the padded host arguments, and :meth:`unpad` turns the program's outputs back into the call's.
+    ``in_shapes``/``out_shape`` are the exact shapes; for a broadcast, ``bcast[i]``
+    is input ``i``'s shape before broadcasting (its cotangent is summed back to it).
+    """
+
+    __slots__ = ("key", "make", "specs", "args", "n_in", "out_shape", "unpad", "bcast",
+                 "pad_out", "in_shapes", "unpad_in", "out_spec")  # fmt: skip
+
+    def avals(self):
+        return tuple(
+            s if not isinstance(s, tuple) else jax.ShapeDtypeStruct(*s) for s in self.specs
+        )
+
+    def out_aval(self):
+        """The program's (padded) output type, once :func:`forward` ran."""
+        return jax.ShapeDtypeStruct(*self.out_spec)
+
+
+def _concrete_cpu(ins):
+    dev = None
+    for a in ins:
+        if type(a) is not _ARRAY:
+            return False
+        s = a.sharding
+        if not isinstance(s, jax.sharding.SingleDeviceSharding):
+            return False
+        d = next(iter(s.device_set))
+        if d.platform != "cpu" or (dev is not None and d is not dev):
+            return False
+        dev = d
+    return dev is not None and dev is _default_device()
+
+
+def _default_device():
+    dev = _DEV.get("dev")
+    if dev is None:
+        dev = _DEV["dev"] = jax.devices()[0]
+    return dev
+
+
+_DEV = {}
+
+
+def _dyn_avals(dyn):
+    avals = []
+    for v in dyn:
+        if type(v) not in (float, int, bool):
+            return None
+        try:
+            avals.append(jax.typeof(v))
+        except (OverflowError, TypeError):
+            return None
+    return tuple(avals)
+
+
+def _pad_value(dtype, ident):
+    if ident == "low":
+        return -np.inf if np.issubdtype(dtype, np.inexact) else np.iinfo(dtype).min
+    if ident == "high":
+        return np.inf if np.issubdtype(dtype, np.inexact) else np.iinfo(dtype).max
+    return ident
+
+
+def plan(op, static_key, arrays, n):
+    """A :class:`Plan` for ``op`` on ``arrays`` (``n`` arrays, then the dynamic
+    attributes), or None where the call keeps its exact shape."""
+    ins, dyn = arrays[:n], arrays[n:]
+    if not ins or not _concrete_cpu(ins):
+        return None
+    dyn_avals = _dyn_avals(dyn)
+    if dyn_avals is None:
+        return None
+    kind = op.bucket
+    dtypes = tuple(a.dtype for a in ins)
+    if any(d == np.dtype(bool) or d.kind == "V" for d in dtypes):
+        return None
+    if kind == "map" or kind == "broadcast":
+        return _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind)
+    return _reduce_plan(op, static_key, ins, dyn, dtypes, kind[1])
+
+
+def _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind):
+    shapes = [tuple(a.shape) for a in ins]
+    out_shape = shapes[0]
+    bcast = None
+    if any(s != out_shape for s in shapes):
+        if kind != "broadcast":
+            return None  # the exact kernel raises the op's own error
+        try:
+            out_shape = tuple(np.broadcast_shapes(*shapes))
+        except ValueError:
+            return None
+        bcast = shapes
+    size = math.prod(out_shape)
+    if size == 0:
+        return None
+    b = size_class(size)
+    args = []
+    for a, s in zip(ins, shapes):
+        h = np.asarray(a)
+        if s != out_shape:
+            h = np.broadcast_to(h, out_shape)
+        buf = np.ones(b, h.dtype)
+        buf[:size] = h.reshape(-1)
+        args.append(buf)
+    p = Plan()
+    p.key = ("map", op.name, static_key, dtypes, dyn_avals, b)
+    p.make = lambda: op.bound(static_key)
+    p.specs = tuple(((b,), d) for d in dtypes) + dyn_avals
+    p.args = args + list(dyn)
+    p.n_in, p.out_shape, p.bcast, p.in_shapes = len(ins), out_shape, bcast, shapes
+    p.pad_out = lambda ct: _pad_flat(ct, b, size)
+    p.unpad = lambda outs: [np.asarray(o)[:size].reshape(out_shape) for o in outs]
+    return p
+
+
+def _pad_flat(ct, b, size):
+    h = np.asarray(ct)
+    buf = np.zeros(b, h.dtype)
+    buf[:size] = h.reshape(-1)
+    return buf
+
+
+_MEAN_ACC = {np.dtype(np.float16): np.float32, np.dtype(jnp.bfloat16): np.float32}
+
+
+def _mean(x, count):
+    acc = _MEAN_ACC.get(np.dtype(x.dtype), x.dtype)
+    s = jnp.sum(x.astype(acc), axis=1, dtype=acc)
+    return (s / jnp.asarray(count, acc)).astype(x.dtype)
+
+
+def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
+    from .defs.reduce import norm_axes
+
+    if len(ins) != 1 or dyn:
+        return None
+    (x,) = ins
+    attrs = op.attr_dict(static_key)
+    shape = tuple(x.shape)
+    try:
+        axes = norm_axes(len(shape), attrs["axis"], attrs["exclude"])
+    except ValueError:
+        return None
+    if not axes or axes != tuple(range(axes[0], axes[-1] + 1)) or math.prod(shape) == 0:
+        return None
+    dtype = dtypes[0]
+    if ident == "mean" and not np.issubdtype(dtype, np.floating):
+        return None
+    a0, a1 = axes[0], axes[-1] + 1
+    o, r, i = math.prod(shape[:a0]), math.prod(shape[a0:a1]), math.prod(shape[a1:])
+    bo, br, bi = _dim_class(o), _dim_class(r), _dim_class(i)
+    buf = np.full((bo, br, bi), _pad_value(dtype, 0 if ident == "mean" else ident), dtype)
+    buf[:o, :r, :i] = np.asarray(x).reshape(o, r, i)
+    if attrs["keepdims"]:
+        out_shape = tuple(1 if k in axes else d for k, d in enumerate(shape))
+    else:
+        out_shape = tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
+    p = Plan()
+    if ident == "mean":
+        p.make = lambda: _mean
+        p.args = [buf, float(r)]
+        p.specs = (((bo, br, bi), dtype), jax.typeof(1.0))
+    else:
+        p.make = lambda: op.bound(op.parse_attrs({"axis": 1})[0])
+        p.args = [buf]
+        p.specs = (((bo, br, bi), dtype),)
+    p.key = ("reduce", op.name, dtype, (bo, br, bi))
+    p.n_in, p.out_shape, p.bcast, p.in_shapes = 1, out_shape, None, [shape]
+
+    def pad_out(ct):
+        h = np.asarray(ct).reshape(o, i)
+        out = np.zeros((bo, bi), h.dtype)
+        out[:o, :i] = h
+        return out
+
+    p.pad_out = pad_out
+    p.unpad = lambda outs: [np.asarray(outs[0])[:o, :i].reshape(out_shape)]
+    p.unpad_in = lambda g: np.asarray(g)[:o, :r, :i].reshape(shape)
+    return p
+
+
+def unpad_input(p, k, g):
+    """Input ``k``'s cotangent of exact shape from the program's padded one."""
+    if p.key[0] == "reduce":
+        return p.unpad_in(g)
+    size = math.prod(p.out_shape)
+    h = np.asarray(g)[:size].reshape(p.out_shape)
+    if p.bcast is not None and p.bcast[k] != p.out_shape:
+        h = _unbroadcast(h, p.bcast[k])
+    return h
+
+
+def _unbroadcast(h, shape):
+    """Sum a cotangent of the broadcast shape back to ``shape`` (float32 accumulation
+    for half types, as XLA's reduction)."""
+    lead = h.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + k for k, d in enumerate(shape) if d == 1 and h.shape[lead + k] != 1
+    )
+    acc = np.float32 if h.dtype.itemsize < 4 and h.dtype.kind == "f" else h.dtype
+    if not np.issubdtype(h.dtype, np.floating):
+        acc = h.dtype
+    out = h.sum(axis=axes, dtype=acc) if axes else h
+    return np.asarray(out, h.dtype).reshape(shape)
+
+
+# ----------------------------------------------------------------------------- programs
+class _Loaded:
+    """A program read back from disk: XLA's executable, called without jax's dispatch."""
+
+    __slots__ = ("exe", "dtypes")
+
+    def __init__(self, exe, avals):
+        self.exe, self.dtypes = exe, [a.dtype for a in avals]
+
+    def __call__(self, *args):
+        res = self.exe.execute_sharded(
+            [to_device(np.asarray(a, d)) for a, d in zip(args, self.dtypes)]
+        )
+        return [x[0] for x in res.disassemble_into_single_device_arrays()]
+
+
+class _Fresh:
+    __slots__ = ("compiled",)
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+
+    def __call__(self, *args):
+        out = self.compiled(*args)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def program(key, make, avals):
+    """The program for ``key``: from memory, from disk, or ``make()`` compiled for the
+    argument types ``avals()`` (and written)."""
+    prog = _PROGRAMS.get(key)
+    if prog is not None:
+        return prog
+    with _lock:
+        prog = _PROGRAMS.get(key)
+        if prog is None:
+            types = avals()
+            prog = _load(key, types)
+            if prog is None:
+                compiled = jax.jit(make(), keep_unused=True).lower(*types).compile()
+                STATS["compiled"] += 1
+                prog = _Fresh(compiled)
+                _save(key, compiled)
+            else:
+                STATS["loaded"] += 1
+            _PROGRAMS.put(key, prog)
+    return prog
+
+
+_MAGIC = b"GJEAGER1"
+_disk = {"dir": None, "env": None, "files": None}
+_MAX_FILES = 50_000
+
+
+def _store():
+    if _disk["env"] is None:
+        d = _compile.cache_dir()
+        if d is not None:
+            d = os.path.join(d, "eager")
+        import jaxlib
+
+        dev = jax.devices()[0]
+        _disk["env"] = repr(
+            (
+                jax.__version__, jaxlib.__version__, dev.platform, dev.client.platform_version,
+                dev.device_kind, os.environ.get("XLA_FLAGS", ""), os.uname().machine,
+            )
+        )  # fmt: skip
+        _disk["dir"] = d
+    return _disk["dir"]
+
+
+def _path(key):
+    d = _store()
+    if d is None:
+        return None
+    text = repr(key)
+    if " at 0x" in text:  # an attribute without a stable form: not across processes
+        return None
+    digest = hashlib.sha256((_disk["env"] + text).encode()).hexdigest()
+    return os.path.join(d, digest[:2], digest[2:] + ".xla")
+
+
+def _load(key, avals):
+    path = _path(key)
+    if path is None or not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+        head, digest, payload = blob[:8], blob[8:40], blob[40:]
+        if head != _MAGIC or hashlib.sha256(payload).digest() != digest:
+            return None  # truncated or foreign: compile again (and overwrite)
+        from jax._src.lib import xla_client as xc
+
+        dev = jax.devices()[0]
+        exe = dev.client.deserialize_executable(
+            payload, executable_devices=xc.DeviceList((dev,))
+        )
+        return _Loaded(exe, avals)
+    except Exception:  # noqa: BLE001 - a file this jaxlib cannot read: compile again
+        return None
+
+
+def _save(key, compiled):
+    path = _path(key)
+    if path is None:
+        return
+    try:
+        exe = compiled._executable.xla_executable
+        payload = exe.client.serialize_executable(exe)
+        d = os.path.dirname(path)
+        if _disk["files"] is None:
+            os.makedirs(_disk["dir"], exist_ok=True)
+            _disk["files"] = sum(len(f) for _, _, f in os.walk(_disk["dir"]))
+        if _disk["files"] >= _MAX_FILES:
+            return
+        os.makedirs(d, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)
+        _disk["files"] += 1
+    except Exception:  # noqa: BLE001 - a read-only or full disk: run without writing
+        return
+
+
+# ----------------------------------------------------------------------------- calls
+def seen(op, static_key, arrays, n):
+    """Count a call on these exact shapes; True once they are hot (exact program) or
+    when size classes are off. On the path of every eager call: kept short."""
+    try:
+        if n == 1:
+            k = (static_key, arrays[0].shape)
+        elif n == 2:
+            k = (static_key, arrays[0].shape, arrays[1].shape)
+        else:
+            k = (static_key, *[a.shape for a in arrays[:n]])
+    except AttributeError:
+        return True
+    s = op._seen
+    c = s.get(k, 0)
+    if c >= HOT:
+        return True
+    if not enabled():
+        return True
+    if len(s) >= _SEEN_MAX:
+        s.clear()
+    s[k] = c + 1
+    return False
+
+
+_PUT = {}
+
+
+def to_device(h):
+    """A host array as a jax array on the default device: a copy and no program
+    (``jnp.asarray`` of a numpy array compiles one per shape). jaxlib's batched put
+    takes 5 us where ``jax.device_put`` takes 35; if this jaxlib lacks it, the latter."""
+    h = np.ascontiguousarray(h)
+    put = _PUT.get("put")
+    if put is None:
+        put = _PUT["put"] = _fast_put() or jax.device_put
+    return put(h)
+
+
+def _fast_put():
+    try:
+        from jax._src import core
+        from jax._src.lib import xla_client as xc
+
+        dev = jax.devices()[0]
+        sharding = jax.sharding.SingleDeviceSharding(dev)
+        x64 = bool(jax.config.jax_enable_x64)
+
+        def put(h):
+            return xc.batched_device_put(
+                core.ShapedArray(h.shape, h.dtype), sharding, [h], [dev], True, enable_x64=x64
+            )
+
+        probe = np.arange(3, dtype=np.float32)
+        if not np.array_equal(np.asarray(put(probe)), probe):
+            return None
+        return put
+    except Exception:  # noqa: BLE001 - another jaxlib: the public path
+        return None
+
+
+def run(op, static_key, arrays, n):
+    """``op``'s result computed on its size class, or None: run the exact kernel."""
+    # the hot check of seen(), inline: this runs before every eager call of a marked op
+    try:
+        if n == 1:
+            k = (static_key, arrays[0].shape)
+        elif n == 2:
+            k = (static_key, arrays[0].shape, arrays[1].shape)
+        else:
+            k = (static_key, *[a.shape for a in arrays[:n]])
+    except AttributeError:
+        return None
+    if op._seen.get(k, 0) >= HOT or seen(op, static_key, arrays, n):
+        return None
+    p = plan(op, static_key, arrays, n)
+    if p is None:
+        return None
+    return forward(p)
+
+
+def forward(p):
+    """Run a plan: the call's result (a jax array of its exact shape)."""
+    outs = program(p.key, p.make, p.avals)(*p.args)
+    STATS["runs"] += 1
+    p.out_spec = (outs[0].shape, outs[0].dtype)
+    return to_device(p.unpad(outs)[0])
+
+
+def filled(shape, dtype, value):
+    """``jnp.full`` without a program per shape (on the host path), for the backward."""
+    if enabled() and jax.default_backend() == "cpu":
+        return to_device(np.full(shape, value, dtype))
+    return jnp.full(shape, value, dtype)
+
+
+def add(a, b):
+    """``a + b`` of two arrays of one shape, on a size class while the shape is new."""
+    from .registry import get
+
+    op = get("elemwise_add")
+    if a.shape == b.shape and a.dtype == b.dtype:
+        res = run(op, (), [a, b], 2)
+        if res is not None:
+            return res
+    return a + b
