@@ -49,6 +49,9 @@ class LRU:
             d.popitem(last=False)
         return value
 
+    def discard(self, key):
+        self._d.pop(key, None)
+
     def clear(self):
         self._d.clear()
 

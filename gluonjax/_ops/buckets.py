@@ -8,14 +8,14 @@ registry (``Op.bucket``) run on a new shape through a program for the shape's *s
 class* instead:
 
 * ``"map"`` ops (unary math, ops with a scalar, same-shape binary ops, ``clip``,
-  ``where``, activations): the inputs are flattened and padded with ones to the next
+  ``where``, ``Cast``, activations): the inputs are flattened and padded with ones to the next
   power of two (at least 1024 elements), the program runs on that length, and the
   result is sliced back. Every element is computed by the same code as in the
   exact-shape program, so the values are equal bit for bit (tested).
 * ``"broadcast"`` ops (``broadcast_*``): the inputs are broadcast to the output shape
   on the host, then run as a map. Equal shapes need no copy.
 * ``("reduce", identity)`` ops (``sum``, ``mean``, ``prod``, ``max``, ``min``,
-  ``nansum``, ``nanprod``) over contiguous axes: the input is viewed as
+  ``nansum``, ``nanprod``, ``norm``) over contiguous axes: the input is viewed as
   ``(outer, reduced, inner)``, each padded to its class with the reduction's identity,
   reduced over the middle axis and sliced back. A sum may add in another order than
   the exact program: equal within rounding (tested against float64).
@@ -62,7 +62,7 @@ except ImportError:  # pragma: no cover - a jax without it: the path stays off
     _ARRAY = None
 
 _OFF = ("0", "off", "false", "no", "none")
-_state = {"on": None}
+_state = {"on": None, "no_load": set()}  # keys whose file failed: compiled here
 _lock = threading.Lock()
 _PROGRAMS = LRU(4096, "size-class programs")
 STATS = {"compiled": 0, "loaded": 0, "runs": 0}
@@ -240,7 +240,7 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
     attrs = op.attr_dict(static_key)
     shape = tuple(x.shape)
     try:
-        axes = norm_axes(len(shape), attrs["axis"], attrs["exclude"])
+        axes = norm_axes(len(shape), attrs["axis"], attrs.get("exclude", False))
     except ValueError:
         return None
     if not axes or axes != tuple(range(axes[0], axes[-1] + 1)) or math.prod(shape) == 0:
@@ -263,10 +263,15 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
         p.args = [buf, float(r)]
         p.specs = (((bo, br, bi), dtype), jax.typeof(1.0))
     else:
-        p.make = lambda: op.bound(op.parse_attrs({"axis": 1})[0])
+        # the same attributes, reducing axis 1 of (outer, reduced, inner)
+        canon = dict(attrs, axis=1, keepdims=False)
+        if "exclude" in canon:
+            canon["exclude"] = False
+        canon = tuple(canon[k] for k in op.static_names)
+        p.make = lambda: op.bound(canon)
         p.args = [buf]
         p.specs = (((bo, br, bi), dtype),)
-    p.key = ("reduce", op.name, dtype, (bo, br, bi))
+    p.key = ("reduce", op.name, canon if ident != "mean" else (), dtype, (bo, br, bi))
     p.n_in, p.out_shape, p.bcast, p.in_shapes = 1, out_shape, None, [shape]
 
     def pad_out(ct):
@@ -345,7 +350,7 @@ def program(key, make, avals):
             types = avals()
             prog = _load(key, types)
             if prog is None:
-                compiled = jax.jit(make(), keep_unused=True).lower(*types).compile()
+                compiled = _compile_fresh(make(), types)
                 STATS["compiled"] += 1
                 prog = _Fresh(compiled)
                 _save(key, compiled)
@@ -353,6 +358,40 @@ def program(key, make, avals):
                 STATS["loaded"] += 1
             _PROGRAMS.put(key, prog)
     return prog
+
+
+def _compile_fresh(fn, types):
+    """Compile ``fn`` by XLA, not from jax's persistent cache: XLA:CPU cannot serialize
+    again an executable it deserialized (the copy runs into "Function ... not found")."""
+    lowered = jax.jit(fn, keep_unused=True).lower(*types)
+    try:
+        from jax._src import config
+
+        off = config.enable_compilation_cache(False)
+    except (ImportError, AttributeError, TypeError):  # another jax: compile as it does
+        return lowered.compile()
+    with off:
+        return lowered.compile()
+
+
+def execute(key, make, avals, args):
+    """Run program ``key`` on ``args``; its outputs as host arrays. A program loaded from
+    disk that fails to run is dropped, with its file, and compiled again."""
+    prog = program(key, make, avals)
+    try:
+        return [np.asarray(o) for o in prog(*args)]
+    except Exception:  # noqa: BLE001 - checked below: only a loaded program is retried
+        if type(prog) is not _Loaded:
+            raise
+    _PROGRAMS.discard(key)
+    path = _path(key)
+    if path is not None:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+    _state["no_load"].add(key)
+    return [np.asarray(o) for o in program(key, make, avals)(*args)]
 
 
 _MAGIC = b"GJEAGER1"
@@ -372,10 +411,26 @@ def _store():
             (
                 jax.__version__, jaxlib.__version__, dev.platform, dev.client.platform_version,
                 dev.device_kind, os.environ.get("XLA_FLAGS", ""), os.uname().machine,
+                _source_digest(),
             )
         )  # fmt: skip
         _disk["dir"] = d
     return _disk["dir"]
+
+
+def _source_digest():
+    """A digest of the op implementations (every file of ``gluonjax/_ops``): a program
+    on disk names its op and attributes, not its code, so another gluonjax (an upgrade,
+    an edited op) must not find it."""
+    h = hashlib.sha256()
+    root = os.path.dirname(os.path.abspath(__file__))
+    for base, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(base, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+    return h.hexdigest()
 
 
 def _path(key):
@@ -391,7 +446,7 @@ def _path(key):
 
 def _load(key, avals):
     path = _path(key)
-    if path is None or not os.path.exists(path):
+    if path is None or key in _state["no_load"] or not os.path.exists(path):
         return None
     try:
         with open(path, "rb") as f:
@@ -508,15 +563,16 @@ def run(op, static_key, arrays, n):
         return None
     if op._seen.get(k, 0) >= HOT or seen(op, static_key, arrays, n):
         return None
-    p = plan(op, static_key, arrays, n)
-    if p is None:
+    try:
+        p = plan(op, static_key, arrays, n)
+        return None if p is None else forward(p)
+    except Exception:  # noqa: BLE001 - the exact kernel runs the call, or raises the op's error
         return None
-    return forward(p)
 
 
 def forward(p):
     """Run a plan: the call's result (a jax array of its exact shape)."""
-    outs = program(p.key, p.make, p.avals)(*p.args)
+    outs = execute(p.key, p.make, p.avals, p.args)
     STATS["runs"] += 1
     p.out_spec = (outs[0].shape, outs[0].dtype)
     return to_device(p.unpad(outs)[0])

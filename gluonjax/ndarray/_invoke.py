@@ -149,10 +149,13 @@ def _bucket_recorded(op, static_key, args, arrays, mask):
     reductions are cheap to recompute) and is one program per class, kept on disk."""
     if _buckets.seen(op, static_key, arrays, len(args)):
         return None
-    p = _buckets.plan(op, static_key, arrays, len(args))
-    if p is None:
+    try:
+        p = _buckets.plan(op, static_key, arrays, len(args))
+        if p is None:
+            return None
+        out = _buckets.forward(p)
+    except Exception:  # noqa: BLE001 - the exact path runs it, or raises the op's error
         return None
-    out = _buckets.forward(p)
     positions = tuple(i for i, m in enumerate(mask) if m)
     gkey = ("vjp", p.key, positions)
 
@@ -177,7 +180,7 @@ def _bucket_recorded(op, static_key, args, arrays, mask):
         return vjp
 
     def bwd(cts):
-        grads = _buckets.program(gkey, make_vjp, gavals)(*p.args, p.pad_out(cts[0]))
+        grads = _buckets.execute(gkey, make_vjp, gavals, [*p.args, p.pad_out(cts[0])])
         return tuple(
             _buckets.to_device(_buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads)
         )

@@ -136,6 +136,7 @@ for _name, (_fn, _aliases, _doc, _ident) in _REDUCERS.items():
         ),
         "keepdims": Attr("bool", False),
     },
+    bucket=("reduce", 0),
 )
 def norm(data, *, ord, axis, out_dtype, keepdims):
     """L1 (``ord=1``) or L2 (``ord=2``) norm of the elements over ``axis`` (None = all)."""

@@ -192,7 +192,9 @@ _CAST_DTYPES = (
 )
 
 
-@register("Cast", attrs={"dtype": Attr("dtype", choices=_CAST_DTYPES)}, aliases=("cast",))
+@register(
+    "Cast", attrs={"dtype": Attr("dtype", choices=_CAST_DTYPES)}, aliases=("cast",), bucket="map"
+)
 def cast(data, *, dtype):
     """Convert to ``dtype``. Float to (u)int8 wraps around as C/MXNet does (300 -> 44);
     int64/float64 stay 32-bit while jax x64 is off."""
