@@ -22,10 +22,10 @@ from .._tape.node import (
     apply_single,
     entry,
     needs_grad,
-    pullback,
     vjp_node,
     with_vjp,
 )
+from .._tape import sizeclass as _sizeclass
 from .._tape.state import _local as _st
 from ..base import MXNetError
 
@@ -144,9 +144,8 @@ def _recorded(op, static_key, args, arrays, NDArray):
 
 def _bucket_recorded(op, static_key, args, arrays, mask):
     """A recorded op on a new shape: the forward and, at backward, the VJP run on the
-    size class (``_ops.buckets``), so neither compiles a program per shape. The VJP
-    program recomputes the op's forward from its padded inputs (elementwise ops and
-    reductions are cheap to recompute) and is one program per class, kept on disk."""
+    size class (``_ops.buckets``, ``_tape.sizeclass``), so neither compiles a program
+    per shape."""
     if _buckets.seen(op, static_key, arrays, len(args)):
         return None
     try:
@@ -157,33 +156,9 @@ def _bucket_recorded(op, static_key, args, arrays, mask):
     except Exception:  # noqa: BLE001 - the exact path runs it, or raises the op's error
         return None
     positions = tuple(i for i, m in enumerate(mask) if m)
-    gkey = ("vjp", p.key, positions)
-
-    def gavals():
-        return p.avals() + (p.out_aval(),)
-    n_args = len(p.args)
-
-    def make_vjp():
-        fn = p.make()
-
-        def vjp(*a):
-            consts, ct = list(a[:n_args]), a[n_args]
-
-            def f(*d):
-                full = list(consts)
-                for pos, v in zip(positions, d):
-                    full[pos] = v
-                return (fn(*full),)
-
-            return tuple(pullback(f, [consts[k] for k in positions], (ct,))[1])
-
-        return vjp
 
     def bwd(cts):
-        grads = _buckets.execute(gkey, make_vjp, gavals, [*p.args, p.pad_out(cts[0])])
-        return tuple(
-            _buckets.to_device(_buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads)
-        )
+        return _sizeclass.vjp(p, positions, cts[0])
 
     bound = op.bound(static_key)
 

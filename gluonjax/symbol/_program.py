@@ -11,6 +11,12 @@ of ``grad_req='add'`` arguments are summed with the old ones inside the same cal
 One program is cached per (differentiated names, added names, mode); jax caches
 the compiled executable per input shape, so executors made by ``reshape`` share
 them.
+
+A graph made only of size-class ops (elementwise, broadcast, reductions: the registry's
+``bucket`` ops) runs node by node on size classes (``_ops.buckets``) while its argument
+shapes are new, forward and backward, so binding it to many shapes compiles no program
+per shape; after ``buckets.HOT`` calls on one set of shapes it gets its compiled
+programs.
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ import jax
 
 from .. import _compile
 from .._caches import LRU
-from .._tape.node import pullback
-from ._eval import graph_function
+from .._ops import buckets
+from .._tape import sizeclass
+from .._tape.node import inexact, pullback
+from ._eval import graph_function, run_node
 
 __all__ = ["Program", "program_for"]
 
@@ -79,12 +87,112 @@ class Program:
         self._fwd = _compile.jit(self._forward, "train", static_argnames=("training",))
         self._bwd = {}
         self._internals = None
+        # graphs of size-class ops only (elementwise, broadcast, reductions) run node by
+        # node on size classes while their argument shapes are new (no compile per shape)
+        self.sized = (
+            not self.random
+            and not self.graph.deferred
+            and any(n.op is not None for n in self.graph.nodes)
+            and all(n.op is None or n.op.bucket is not None for n in self.graph.nodes)
+        )
+        self._seen = {}
+
+    def _count(self, args, peek):
+        """Whether a call on these argument shapes runs node by node; ``peek``: do not
+        count it (backward follows the forward's choice)."""
+        if not self.sized or not buckets.enabled():
+            return False
+        k = tuple((n, v.shape, v.dtype) for n, v in args.items())
+        c = self._seen.get(k, 0)
+        if peek:
+            return c <= buckets.HOT
+        if c > buckets.HOT:
+            return False
+        if len(self._seen) >= 4096:
+            self._seen.clear()
+        self._seen[k] = c + 1
+        return c < buckets.HOT
+
+    def _sized_forward(self, args, aux):
+        """The outputs, node by node; and per node (node, plan or None, input values)."""
+        env, steps = {}, []
+        for node in self.graph.nodes:
+            if node.op is None:
+                env[(id(node), 0)] = self.graph.input_value(node.name, args, aux, {})
+                continue
+            ins = [env[(id(src), i)] for src, i in node.inputs]
+            p = out = None
+            try:
+                p = buckets.plan(node.op, node.static_key, ins + list(node.dyn), len(ins))
+                if p is not None:
+                    out = buckets.forward(p)
+            except Exception:  # noqa: BLE001 - the node's exact kernel runs it (or raises)
+                p = None
+            if p is None:
+                out = run_node(node, ins)[0][0]
+            env[(id(node), 0)] = out
+            steps.append((node, p, ins))
+        return [env[(id(n), i)] for n, i in self.graph.heads], steps
+
+    def _sized_backward(self, args, aux, heads, diff_names, add_names, old_grads):
+        outs, steps = self._sized_forward(args, aux)
+        cts, grads = {}, {}
+
+        def acc(table, key, g):
+            prev = table.get(key)
+            table[key] = g if prev is None else buckets.add(prev, g)
+
+        for (n, i), h, o in zip(self.graph.heads, heads, outs):
+            h = h if h.dtype == o.dtype else h.astype(o.dtype)
+            if n.op is None:
+                if n.name in diff_names:
+                    acc(grads, n.name, h)
+            else:
+                acc(cts, (id(n), i), h)
+        for node, p, ins in reversed(steps):
+            ct = cts.pop((id(node), 0), None)
+            if ct is None:
+                continue
+            positions = [
+                k
+                for k, (src, _) in enumerate(node.inputs)
+                if inexact(ins[k].dtype) and (src.op is not None or src.name in diff_names)
+            ]
+            if not positions:
+                continue
+            if p is not None:
+                gs = sizeclass.vjp(p, positions, ct)
+            else:
+
+                def f(*d, node=node, ins=ins, positions=positions):
+                    full = list(ins)
+                    for k, v in zip(positions, d):
+                        full[k] = v
+                    return (run_node(node, full)[0][0],)
+
+                gs = pullback(f, [ins[k] for k in positions], (ct,))[1]
+            for k, g in zip(positions, gs):
+                src, idx = node.inputs[k]
+                if src.op is None:
+                    acc(grads, src.name, g)
+                else:
+                    acc(cts, (id(src), idx), g)
+        for n in diff_names:
+            if n not in grads:
+                grads[n] = buckets.filled(args[n].shape, args[n].dtype, 0)
+        for n in add_names:
+            old = old_grads[n]
+            grads[n] = buckets.add(grads[n], old if old.dtype == grads[n].dtype else
+                                   old.astype(grads[n].dtype))  # fmt: skip
+        return grads
 
     def _forward(self, args, aux, seed_key, counter, training):
         return self.graph(args, aux, seed_key, counter, training)
 
     def forward(self, args, aux, seed_key, counter, training):
         """``(outputs list, new aux dict)`` as jax arrays."""
+        if self._count(args, peek=False):
+            return self._sized_forward(args, aux)[0], {}
         return self._fwd(args, aux, seed_key, counter, training=bool(training) and self.moded)
 
     def output_specs(self, args, aux, seed_key, counter):
@@ -99,7 +207,18 @@ class Program:
         cache_key = (tuple(diff_names), tuple(add_names), bool(training) and self.moded)
         fn = self._bwd.get(cache_key)
         if fn is None:
-            fn = self._bwd[cache_key] = _compile.jit(self._make_backward(*cache_key), "train")
+            fn = _compile.jit(self._make_backward(*cache_key), "train")
+            if self.sized:
+                fn = self._either(fn, cache_key[0], cache_key[1])
+            self._bwd[cache_key] = fn
+        return fn
+
+    def _either(self, compiled, diff_names, add_names):
+        def fn(args, aux, seed_key, counter, heads, old_grads):
+            if self._count(args, peek=True):
+                return self._sized_backward(args, aux, heads, diff_names, add_names, old_grads)
+            return compiled(args, aux, seed_key, counter, heads, old_grads)
+
         return fn
 
     def _make_backward(self, diff_names, add_names, training):

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import weakref
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _rng as _random
+from .._ops import buckets
 from ..base import ArgumentTypeError, MXNetError
 from ..ndarray import NDArray
 from ._program import program_for
@@ -40,7 +42,8 @@ class BindError(MXNetError, ValueError):
 
 
 def _raw(value, dtype=None):
-    x = value._data if isinstance(value, NDArray) else jnp.asarray(np.asarray(value))
+    # host data goes over with device_put: jnp.asarray compiles a program per shape
+    x = value._data if isinstance(value, NDArray) else jax.device_put(np.asarray(value))
     return x if dtype is None or x.dtype == dtype else x.astype(dtype)
 
 
@@ -211,7 +214,7 @@ class Executor:
                     f"head gradient is required. To minimise an output, wrap it in "
                     f"mx.sym.MakeLoss, or pass out_grads."
                 )
-            heads = [jnp.ones(o.shape, o.dtype) for o in outs]
+            heads = [buckets.filled(o.shape, o.dtype, 1) for o in outs]
         else:
             if isinstance(out_grads, dict):
                 out_grads = [out_grads[k] for k in self._output_names]

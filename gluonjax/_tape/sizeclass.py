@@ -1,0 +1,45 @@
+"""The VJP of an eager op that ran on a size class (``_ops.buckets``).
+
+One program per (op, attributes, dtypes, class, differentiated inputs): it recomputes
+the op's forward from the padded inputs (elementwise ops and reductions are cheap to
+recompute) and pulls the padded cotangent back. Eager autograd (``nd``) and the
+symbolic executor both differentiate size-class calls through :func:`vjp`.
+"""
+
+from __future__ import annotations
+
+from .._ops import buckets
+from .node import pullback
+
+__all__ = ["vjp"]
+
+
+def vjp(p, positions, ct):
+    """Cotangents of inputs ``positions`` of plan ``p`` (after :func:`buckets.forward`)
+    for the output cotangent ``ct`` (exact shape): jax arrays of the inputs' shapes."""
+    n_args = len(p.args)
+
+    def avals():
+        return p.avals() + (p.out_aval(),)
+
+    def make():
+        fn = p.make()
+
+        def pulled(*a):
+            consts, head = list(a[:n_args]), a[n_args]
+
+            def f(*d):
+                full = list(consts)
+                for pos, v in zip(positions, d):
+                    full[pos] = v
+                return (fn(*full),)
+
+            return tuple(pullback(f, [consts[k] for k in positions], (head,))[1])
+
+        return pulled
+
+    key = ("vjp", p.key, tuple(positions))
+    grads = buckets.execute(key, make, avals, [*p.args, p.pad_out(ct)])
+    return tuple(
+        buckets.to_device(buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads)
+    )
