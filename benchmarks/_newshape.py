@@ -32,7 +32,9 @@ host = [(rng.rand(*s).astype(np.float32),
 """
 
 # 60 shapes x 5 ops: broadcast_add, *, -, exp, sum(axis=0); the result is read per shape
-ND = SHAPES + """
+ND = (
+    SHAPES
+    + """
 data = [(mx.nd.array(a), mx.nd.array(b)) for a, b in host]
 mx.nd.waitall()
 def once():
@@ -45,8 +47,11 @@ if AGAIN:
     t0 = time.perf_counter(); once(); t = time.perf_counter() - t0
 print(t / 300)
 """
+)
 
-ND_GRAD = SHAPES + """
+ND_GRAD = (
+    SHAPES
+    + """
 data = [(mx.nd.array(a), mx.nd.array(b)) for a, b in host]
 mx.nd.waitall()
 t0 = time.perf_counter()
@@ -59,8 +64,11 @@ for x, y in data:
     x.grad.wait_to_read(); y.grad.wait_to_read()
 print((time.perf_counter() - t0) / 300)
 """
+)
 
-TORCH = SHAPES + """
+TORCH = (
+    SHAPES
+    + """
 import torch
 torch.set_num_threads(os.cpu_count() or 1)
 data = [(torch.from_numpy(a), torch.from_numpy(b)) for a, b in host]
@@ -75,8 +83,11 @@ for x, y in data:
         z.numpy()
 print((time.perf_counter() - t0) / 300)
 """
+)
 
-JAX = SHAPES + """
+JAX = (
+    SHAPES
+    + """
 import jax, jax.numpy as jnp
 data = [(jax.device_put(a), jax.device_put(b)) for a, b in host]
 def f(x, y):
@@ -89,6 +100,7 @@ for x, y in data:
         f(x, y).block_until_ready()
 print((time.perf_counter() - t0) / 300)
 """
+)
 
 # MXNet's profiler_ndarray.py elementwise loop, shortened: float32 and float16 arrays of
 # changing shapes, seven ops each, every result read back (as its check does)

@@ -101,7 +101,8 @@ class Plan:
 
     ``key`` names the program (op, attributes, dtypes, classes), ``make()`` returns the
     pure function it compiles, ``avals()`` its argument types (made only to compile),
-    ``args`` the padded host arguments, and :meth:`unpad` turns the program's outputs back into the call's.
+    ``args`` the padded host arguments, and ``unpad`` turns the program's outputs back
+    into the call's.
     ``in_shapes``/``out_shape`` are the exact shapes; for a broadcast, ``bcast[i]``
     is input ``i``'s shape before broadcasting (its cotangent is summed back to it).
     """
@@ -467,9 +468,7 @@ def _load(key, avals):
         from jax._src.lib import xla_client as xc
 
         dev = jax.devices()[0]
-        exe = dev.client.deserialize_executable(
-            payload, executable_devices=xc.DeviceList((dev,))
-        )
+        exe = dev.client.deserialize_executable(payload, executable_devices=xc.DeviceList((dev,)))
         return _Loaded(exe, avals)
     except Exception:  # noqa: BLE001 - a file this jaxlib cannot read: compile again
         return None

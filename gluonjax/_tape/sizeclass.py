@@ -40,6 +40,4 @@ def vjp(p, positions, ct):
 
     key = ("vjp", p.key, tuple(positions))
     grads = buckets.execute(key, make, avals, [*p.args, p.pad_out(ct)])
-    return tuple(
-        buckets.to_device(buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads)
-    )
+    return tuple(buckets.to_device(buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads))

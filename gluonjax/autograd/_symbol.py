@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from .._tape.node import Kind, OpOrigin, toposort
+from .._tape.node import OpOrigin, toposort
 from ..base import MXNetError
 
 __all__ = ["get_symbol"]

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _rng as _random
 from .._caches import LRU
 from .._ops import buckets as _buckets
+from .._tape import sizeclass as _sizeclass
 from .._tape.node import (
     Kind,
     Node,
@@ -25,7 +26,6 @@ from .._tape.node import (
     vjp_node,
     with_vjp,
 )
-from .._tape import sizeclass as _sizeclass
 from .._tape.state import _local as _st
 from ..base import MXNetError
 

@@ -38,7 +38,7 @@ UNIT = {"arcsin", "arccos", "arctanh", "erfinv"}
 
 def _ops(kind):
     seen, out = set(), []
-    for name, op in reg.items():
+    for _name, op in reg.items():
         b = op.bucket
         if op in seen or b is None or (b[0] if isinstance(b, tuple) else b) != kind:
             continue

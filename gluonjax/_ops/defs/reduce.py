@@ -104,10 +104,16 @@ _REDUCERS = {
     "sum": (_sum, ("sum_axis",), "Sum over ``axis``.", 0),
     "mean": (_mean, (), "Mean over ``axis`` (integer inputs: truncated, as MXNet).", "mean"),
     "max": (
-        lambda x, a, k: _extreme(x, a, k, True), ("max_axis",), "Maximum over ``axis``.", "low",
+        lambda x, a, k: _extreme(x, a, k, True),
+        ("max_axis",),
+        "Maximum over ``axis``.",
+        "low",
     ),
     "min": (
-        lambda x, a, k: _extreme(x, a, k, False), ("min_axis",), "Minimum over ``axis``.", "high",
+        lambda x, a, k: _extreme(x, a, k, False),
+        ("min_axis",),
+        "Minimum over ``axis``.",
+        "high",
     ),
     "prod": (_prod, (), "Product over ``axis``.", 1),
     "nansum": (lambda x, a, k: _sum(_nan_to(x, 0), a, k), (), "Sum treating NaN as 0.", 0),
