@@ -8,17 +8,20 @@ registry (``Op.bucket``) run on a new shape through a program for the shape's *s
 class* instead:
 
 * ``"map"`` ops (unary math, ops with a scalar, same-shape binary ops, ``clip``,
-  ``where``, ``Cast``, activations): the inputs are flattened and padded with ones to the next
-  power of two (at least 1024 elements), the program runs on that length, and the
-  result is sliced back. Every element is computed by the same code as in the
-  exact-shape program, so the values are equal bit for bit (tested).
+  ``where``, ``Cast``, activations): the inputs are flattened and padded with ones to
+  the next power of two (at least 1024 elements), the program runs on that length, and
+  the result is sliced back. Correctly rounded ops give the exact-shape program's values
+  bit for bit; for transcendental ones XLA:CPU's exact program computes a loop's last
+  (n mod vector width) elements with scalar code, 1-2 ulp from its vector code, and a
+  size class (a multiple of the vector width) gives every element the vector value.
 * ``"broadcast"`` ops (``broadcast_*``): the inputs are broadcast to the output shape
   on the host, then run as a map. Equal shapes need no copy.
 * ``("reduce", identity)`` ops (``sum``, ``mean``, ``prod``, ``max``, ``min``,
-  ``nansum``, ``nanprod``, ``norm``) over contiguous axes: the input is viewed as
-  ``(outer, reduced, inner)``, each padded to its class with the reduction's identity,
-  reduced over the middle axis and sliced back. A sum may add in another order than
-  the exact program: equal within rounding (tested against float64).
+  ``nansum``, ``nanprod``, ``norm``): the input is viewed as ``(outer, reduced,
+  inner)`` (reduced axes that lie apart are first moved together on the host), each
+  padded to its class with the reduction's identity, reduced over the middle axis and
+  sliced back. A sum may add in another order than the exact program: equal within
+  rounding (tested against float64).
 
 The padding and slicing happen on the host (an eager CPU array's buffer is host
 memory, read without a copy), so no program is compiled per shape for them.
@@ -246,16 +249,25 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
         axes = norm_axes(len(shape), attrs["axis"], attrs.get("exclude", False))
     except ValueError:
         return None
-    if not axes or axes != tuple(range(axes[0], axes[-1] + 1)) or math.prod(shape) == 0:
+    if not axes or math.prod(shape) == 0:
         return None
     dtype = dtypes[0]
     if ident == "mean" and not np.issubdtype(dtype, np.floating):
         return None
-    a0, a1 = axes[0], axes[-1] + 1
-    o, r, i = math.prod(shape[:a0]), math.prod(shape[a0:a1]), math.prod(shape[a1:])
+    h = np.asarray(x)
+    perm = None
+    if axes != tuple(range(axes[0], axes[-1] + 1)):
+        # axes apart: the kept axes first, in order, then the reduced ones (a host copy)
+        perm = tuple(k for k in range(len(shape)) if k not in axes) + axes
+        h = np.transpose(h, perm)
+        a0, a1 = len(shape) - len(axes), len(shape)
+    else:
+        a0, a1 = axes[0], axes[-1] + 1
+    moved = h.shape
+    o, r, i = math.prod(moved[:a0]), math.prod(moved[a0:a1]), math.prod(moved[a1:])
     bo, br, bi = _dim_class(o), _dim_class(r), _dim_class(i)
     buf = np.full((bo, br, bi), _pad_value(dtype, 0 if ident == "mean" else ident), dtype)
-    buf[:o, :r, :i] = np.asarray(x).reshape(o, r, i)
+    buf[:o, :r, :i] = h.reshape(o, r, i)
     if attrs["keepdims"]:
         out_shape = tuple(1 if k in axes else d for k, d in enumerate(shape))
     else:
@@ -285,7 +297,11 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
 
     p.pad_out = pad_out
     p.unpad = lambda outs: [np.asarray(outs[0])[:o, :i].reshape(out_shape)]
-    p.unpad_in = lambda g: np.asarray(g)[:o, :r, :i].reshape(shape)
+    if perm is None:
+        p.unpad_in = lambda g: np.asarray(g)[:o, :r, :i].reshape(shape)
+    else:
+        back = tuple(np.argsort(perm))
+        p.unpad_in = lambda g: np.transpose(np.asarray(g)[:o, :r, :i].reshape(moved), back)
     return p
 
 

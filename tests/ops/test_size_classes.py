@@ -159,6 +159,9 @@ REDUCE_CASES = [
     ((3, 17, 9), {"axis": 0, "exclude": True}),
     ((1000,), {"axis": 0}),
     ((5, 1, 300), {"axis": 2}),
+    ((3, 4, 5, 6), {"axis": (0, 2)}),  # axes apart: moved together on the host
+    ((3, 4, 5, 6), {"axis": (1, 3), "keepdims": True}),
+    ((3, 4, 5, 6), {"axis": (1, 3), "exclude": True}),
 ]
 
 
@@ -197,9 +200,6 @@ def test_shapes_the_classes_do_not_take_keep_exact_shapes():
     assert buckets.plan(add, sk, [x, y], 2) is None  # the exact kernel raises the error
     with pytest.raises(mx.base.MXNetError, match="elemwise_add"):
         mx.nd.elemwise_add(mx.nd.ones((3, 4)), mx.nd.ones((4, 3)))
-    s = reg.get("sum")
-    sk, _ = s.parse_attrs({"axis": (0, 2)})
-    assert buckets.plan(s, sk, [jnp.ones((2, 3, 4))], 1) is None  # axes not contiguous
     assert buckets.plan(add, add.parse_attrs({})[0], [jnp.zeros((0, 3))] * 2, 2) is None
     b = jnp.asarray(np.array([True, False]))
     assert buckets.plan(reg.get("logical_not"), (), [b], 1) is None  # bool: exact shapes
@@ -256,6 +256,19 @@ def test_recorded_ops_on_size_classes_match_jax_grad():
         gx, gy = _ref_grads(ref, jnp.asarray(xv), jnp.asarray(yv))
         np.testing.assert_allclose(x.grad.asnumpy(), gx, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(y.grad.asnumpy(), gy, rtol=1e-5, atol=1e-5)
+
+
+def test_recorded_reduction_over_axes_apart():
+    xv = RNG.rand(3, 4, 5, 2).astype(np.float32)
+    x = mx.nd.array(xv)
+    x.attach_grad()
+    head = RNG.rand(4, 2).astype(np.float32)
+    with mx.autograd.record():
+        y = mx.nd.sum(x * x, axis=(0, 2))
+        assert y._node[0].kind.name == "BUCKET"
+    y.backward(mx.nd.array(head))
+    np.testing.assert_allclose(y.asnumpy(), (xv * xv).sum(axis=(0, 2)), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * xv * head[None, :, None, :], rtol=1e-6)
 
 
 def test_recorded_max_mean_and_head_gradient():
@@ -369,3 +382,39 @@ def test_size_class_is_a_power_of_two():
     assert buckets.size_class(1) == buckets.size_class(1024) == 1024
     assert buckets.size_class(1025) == 2048
     assert [buckets.size_class(n, 16) for n in (1, 16, 17, 100)] == [16, 16, 32, 128]
+
+
+def test_executor_binds_new_shapes_without_compiling():
+    from jax._src import monitoring
+
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    c = mx.sym.sum(mx.sym.broadcast_div(a, b) - a, axis=1)
+
+    def step(shape):
+        va, vb = RNG.rand(*shape) + 0.5, RNG.rand(*shape) + 0.5
+        ex = c.bind(
+            mx.cpu(),
+            {"a": mx.nd.array(va), "b": mx.nd.array(vb)},
+            args_grad={"a": mx.nd.zeros(shape), "b": mx.nd.zeros(shape)},
+        )
+        out = ex.forward(is_train=True)[0]
+        head = RNG.rand(*out.shape)
+        ex.backward(mx.nd.array(head))
+        va, vb = va.astype(np.float32), vb.astype(np.float32)
+        np.testing.assert_allclose(out.asnumpy(), (va / vb - va).sum(axis=1), rtol=1e-5)
+        ga = head[:, None].astype(np.float32) * (1 / vb - 1)
+        np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), ga, rtol=1e-5, atol=1e-6)
+
+    step((13, 7))  # fills the classes
+    compiles = []
+
+    def listener(event, duration, **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(duration)
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        step((11, 9))  # new shapes, the same classes
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    assert compiles == []
