@@ -418,3 +418,18 @@ def test_executor_binds_new_shapes_without_compiling():
     finally:
         monitoring.unregister_event_duration_listener(listener)
     assert compiles == []
+
+
+def test_host_float64_becomes_float32_as_device_put_does():
+    assert buckets.to_device(np.ones(3, np.float64)).dtype == jax.device_put(np.ones(3)).dtype
+    assert buckets.to_device(np.ones(3, np.int64)).dtype == jax.device_put(np.ones(3, int)).dtype
+    a = mx.sym.var("a")
+    ex = mx.sym.exp(a).bind(
+        mx.cpu(),
+        {"a": mx.nd.array(np.ones((9, 10)), dtype="float64")},
+        args_grad={"a": mx.nd.zeros((9, 10), dtype="float64")},
+    )
+    out = ex.forward(is_train=True)[0]
+    ex.backward(mx.nd.array(np.ones((9, 10)), dtype="float64"))
+    np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), np.e * np.ones((9, 10)), rtol=1e-6)
+    assert out.dtype == ex.grad_dict["a"].dtype
