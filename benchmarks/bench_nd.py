@@ -89,18 +89,16 @@ def new_shapes(n=1000):
     ops = [_reg.get("exp"), _reg.get("broadcast_add")]
     marks = [o.bucket for o in ops]
 
-    def with_check():
-        for o, m in zip(ops, marks):
-            o.bucket = m
-        return mx.nd.exp(a + b)
+    def call(marked):
+        def fn():
+            for o, m in zip(ops, marks):
+                o.bucket = m if marked else None
+            return mx.nd.exp(a + b)
 
-    def without():
-        for o in ops:
-            o.bucket = None
-        return mx.nd.exp(a + b)
+        return fn
 
     try:
-        r = compare({"on": with_check, "off": without}, n, rounds=11)
+        r = compare({"on": call(True), "off": call(False)}, n, rounds=11)
     finally:
         for o, m in zip(ops, marks):
             o.bucket = m

@@ -106,12 +106,12 @@ class Plan:
     pure function it compiles, ``avals()`` its argument types (made only to compile),
     ``args`` the padded host arguments, and ``unpad`` turns the program's outputs back
     into the call's.
-    ``in_shapes``/``out_shape`` are the exact shapes; for a broadcast, ``bcast[i]``
-    is input ``i``'s shape before broadcasting (its cotangent is summed back to it).
+    ``out_shape`` is the exact output shape; for a broadcast, ``bcast[i]`` is input
+    ``i``'s shape before broadcasting (its cotangent is summed back to it).
     """
 
-    __slots__ = ("key", "make", "specs", "args", "n_in", "out_shape", "unpad", "bcast",
-                 "pad_out", "in_shapes", "unpad_in", "out_spec")  # fmt: skip
+    __slots__ = ("key", "make", "specs", "args", "out_shape", "unpad", "bcast", "pad_out",
+                 "unpad_in", "out_spec")  # fmt: skip
 
     def avals(self):
         return tuple(
@@ -215,7 +215,7 @@ def _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind):
     p.make = lambda: op.bound(static_key)
     p.specs = tuple(((b,), d) for d in dtypes) + dyn_avals
     p.args = args + list(dyn)
-    p.n_in, p.out_shape, p.bcast, p.in_shapes = len(ins), out_shape, bcast, shapes
+    p.out_shape, p.bcast = out_shape, bcast
     p.pad_out = lambda ct: _pad_flat(ct, b, size)
     p.unpad = lambda outs: [np.asarray(o)[:size].reshape(out_shape) for o in outs]
     return p
@@ -287,7 +287,7 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
         p.args = [buf]
         p.specs = (((bo, br, bi), dtype),)
     p.key = ("reduce", op.name, canon if ident != "mean" else (), dtype, (bo, br, bi))
-    p.n_in, p.out_shape, p.bcast, p.in_shapes = 1, out_shape, None, [shape]
+    p.out_shape, p.bcast = out_shape, None
 
     def pad_out(ct):
         h = np.asarray(ct).reshape(o, i)
@@ -323,9 +323,7 @@ def _unbroadcast(h, shape):
     axes = tuple(range(lead)) + tuple(
         lead + k for k, d in enumerate(shape) if d == 1 and h.shape[lead + k] != 1
     )
-    acc = np.float32 if h.dtype.itemsize < 4 and h.dtype.kind == "f" else h.dtype
-    if not np.issubdtype(h.dtype, np.floating):
-        acc = h.dtype
+    acc = np.float32 if h.dtype.kind == "f" and h.dtype.itemsize < 4 else h.dtype
     out = h.sum(axis=axes, dtype=acc) if axes else h
     return np.asarray(out, h.dtype).reshape(shape)
 
@@ -433,7 +431,7 @@ def _store():
             d = os.path.join(d, "eager")
         import jaxlib
 
-        dev = jax.devices()[0]
+        dev = _default_device()
         _disk["env"] = repr(
             (
                 jax.__version__, jaxlib.__version__, dev.platform, dev.client.platform_version,
@@ -483,7 +481,7 @@ def _load(key, avals):
             return None  # truncated or foreign: compile again (and overwrite)
         from jax._src.lib import xla_client as xc
 
-        dev = jax.devices()[0]
+        dev = _default_device()
         exe = dev.client.deserialize_executable(payload, executable_devices=xc.DeviceList((dev,)))
         return _Loaded(exe, avals)
     except Exception:  # noqa: BLE001 - a file this jaxlib cannot read: compile again
@@ -514,28 +512,35 @@ def _save(key, compiled):
 
 
 # ----------------------------------------------------------------------------- calls
-def seen(op, static_key, arrays, n):
-    """Count a call on these exact shapes; True once they are hot (exact program) or
-    when size classes are off. On the path of every eager call: kept short."""
+def _shape_key(static_key, arrays, n):
+    """``(attributes, input shapes)``, or None for an input without a shape."""
     try:
         if n == 1:
-            k = (static_key, arrays[0].shape)
-        elif n == 2:
-            k = (static_key, arrays[0].shape, arrays[1].shape)
-        else:
-            k = (static_key, *[a.shape for a in arrays[:n]])
+            return (static_key, arrays[0].shape)
+        if n == 2:
+            return (static_key, arrays[0].shape, arrays[1].shape)
+        return (static_key, *[a.shape for a in arrays[:n]])
     except AttributeError:
-        return True
+        return None
+
+
+def _count(op, k):
+    """Count a call under key ``k``; True once it is hot or size classes are off."""
     s = op._seen
     c = s.get(k, 0)
-    if c >= HOT:
-        return True
-    if not enabled():
+    if c >= HOT or not enabled():
         return True
     if len(s) >= _SEEN_MAX:
         s.clear()
     s[k] = c + 1
     return False
+
+
+def seen(op, static_key, arrays, n):
+    """Count a call on these exact shapes; True once they are hot (exact program) or
+    when size classes are off."""
+    k = _shape_key(static_key, arrays, n)
+    return k is None or _count(op, k)
 
 
 _PUT = {}
@@ -559,7 +564,7 @@ def _fast_put():
         from jax._src import core
         from jax._src.lib import xla_client as xc
 
-        dev = jax.devices()[0]
+        dev = _default_device()
         sharding = jax.sharding.SingleDeviceSharding(dev)
         x64 = bool(jax.config.jax_enable_x64)
 
@@ -578,17 +583,9 @@ def _fast_put():
 
 def run(op, static_key, arrays, n):
     """``op``'s result computed on its size class, or None: run the exact kernel."""
-    # the hot check of seen(), inline: this runs before every eager call of a marked op
-    try:
-        if n == 1:
-            k = (static_key, arrays[0].shape)
-        elif n == 2:
-            k = (static_key, arrays[0].shape, arrays[1].shape)
-        else:
-            k = (static_key, *[a.shape for a in arrays[:n]])
-    except AttributeError:
-        return None
-    if op._seen.get(k, 0) >= HOT or seen(op, static_key, arrays, n):
+    # runs before every eager call of a marked op: a hot shape costs one key and one get
+    k = _shape_key(static_key, arrays, n)
+    if k is None or op._seen.get(k, 0) >= HOT or _count(op, k):
         return None
     try:
         p = plan(op, static_key, arrays, n)

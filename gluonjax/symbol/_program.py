@@ -216,7 +216,10 @@ class Program:
     def _either(self, compiled, diff_names, add_names):
         def fn(args, aux, seed_key, counter, heads, old_grads):
             if self._count(args, peek=True):
-                return self._sized_backward(args, aux, heads, diff_names, add_names, old_grads)
+                try:
+                    return self._sized_backward(args, aux, heads, diff_names, add_names, old_grads)
+                except Exception:  # noqa: BLE001 - the compiled backward runs it (or raises
+                    pass  # the op's own error, naming the node)
             return compiled(args, aux, seed_key, counter, heads, old_grads)
 
         return fn

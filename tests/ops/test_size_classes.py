@@ -5,6 +5,7 @@ reductions within rounding, checked against float64), gradients against plain
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -298,9 +299,26 @@ def test_higher_order_and_get_symbol_through_size_class_nodes():
     assert any("sum" in n["op"] for n in json.loads(sym.tojson())["nodes"])
 
 
-def test_recorded_new_shape_compiles_nothing_once_its_classes_exist():
+@contextlib.contextmanager
+def _no_compile():
+    """Asserts that XLA compiles nothing inside the block."""
     from jax._src import monitoring
 
+    compiles = []
+
+    def listener(event, duration, **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(duration)
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    assert compiles == []
+
+
+def test_recorded_new_shape_compiles_nothing_once_its_classes_exist():
     def step(shape):
         x = mx.nd.array(RNG.rand(*shape))
         x.attach_grad()
@@ -310,18 +328,8 @@ def test_recorded_new_shape_compiles_nothing_once_its_classes_exist():
         return x.grad.asnumpy()
 
     step((31, 9))  # fills the classes of (<=1024 elements, (32, 16)) programs
-    compiles = []
-
-    def listener(event, duration, **_):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(duration)
-
-    monitoring.register_event_duration_secs_listener(listener)
-    try:
+    with _no_compile():
         g = step((29, 11))  # a new shape in the same classes
-    finally:
-        monitoring.unregister_event_duration_listener(listener)
-    assert compiles == []
     assert g.shape == (29, 11)
 
 
@@ -385,8 +393,6 @@ def test_size_class_is_a_power_of_two():
 
 
 def test_executor_binds_new_shapes_without_compiling():
-    from jax._src import monitoring
-
     a, b = mx.sym.var("a"), mx.sym.var("b")
     c = mx.sym.sum(mx.sym.broadcast_div(a, b) - a, axis=1)
 
@@ -406,18 +412,8 @@ def test_executor_binds_new_shapes_without_compiling():
         np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), ga, rtol=1e-5, atol=1e-6)
 
     step((13, 7))  # fills the classes
-    compiles = []
-
-    def listener(event, duration, **_):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(duration)
-
-    monitoring.register_event_duration_secs_listener(listener)
-    try:
+    with _no_compile():
         step((11, 9))  # new shapes, the same classes
-    finally:
-        monitoring.unregister_event_duration_listener(listener)
-    assert compiles == []
 
 
 def test_host_float64_becomes_float32_as_device_put_does():
