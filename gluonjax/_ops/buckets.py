@@ -52,6 +52,7 @@ import numpy as np
 
 from .. import _compile
 from .._caches import LRU
+from . import host as _host
 
 __all__ = ["HOT", "size_class", "run", "plan", "program", "enabled", "stats"]
 
@@ -69,7 +70,17 @@ _OFF = ("0", "off", "false", "no", "none")
 _state = {"on": None, "no_load": set()}  # keys whose file failed: compiled here
 _lock = threading.Lock()
 _PROGRAMS = LRU(4096, "size-class programs")
-STATS = {"compiled": 0, "loaded": 0, "runs": 0, "compile_s": 0.0, "load_s": 0.0}
+STATS = {
+    "compiled": 0,
+    "loaded": 0,
+    "host": 0,
+    "host_made": 0,
+    "host_loaded": 0,
+    "runs": 0,
+    "compile_s": 0.0,
+    "load_s": 0.0,
+    "host_s": 0.0,
+}
 
 
 def enabled():
@@ -81,9 +92,11 @@ def enabled():
 
 
 def stats():
-    """``{'compiled', 'loaded', 'runs', 'compile_s', 'load_s'}``: programs compiled and
-    loaded from disk by this process (and the seconds each took, writing included),
-    and eager calls that ran on a size class."""
+    """``{'compiled', 'loaded', 'host', 'host_made', 'host_loaded', 'runs', 'compile_s',
+    'load_s', 'host_s'}``: programs compiled and loaded from disk by this process (and
+    the seconds each took, writing included); programs NumPy runs on the host (made from
+    a jaxpr here, or read from disk) and their seconds; eager calls that ran on a size
+    class."""
     return dict(STATS)
 
 
@@ -104,14 +117,23 @@ class Plan:
 
     ``key`` names the program (op, attributes, dtypes, classes), ``make()`` returns the
     pure function it compiles, ``avals()`` its argument types (made only to compile),
-    ``args`` the padded host arguments, and ``unpad`` turns the program's outputs back
-    into the call's.
+    ``args`` the padded host arguments (padded when first read), and ``unpad`` turns the
+    program's outputs back into the call's.
+    ``raw`` are the arguments unpadded (a map's inputs as they are, a reduction's input
+    viewed as ``(outer, reduced, inner)``) for a program that NumPy runs on any shape
+    (``HostProgram.generic``), and ``raw_out`` makes its output the call's.
     ``out_shape`` is the exact output shape; for a broadcast, ``bcast[i]`` is input
     ``i``'s shape before broadcasting (its cotangent is summed back to it).
     """
 
-    __slots__ = ("key", "make", "specs", "args", "out_shape", "unpad", "bcast", "pad_out",
-                 "unpad_in", "out_spec")  # fmt: skip
+    __slots__ = ("key", "make", "specs", "pad", "_args", "raw", "raw_out", "out_shape",
+                 "out_cls", "unpad", "bcast", "pad_out", "unpad_in", "out_spec")  # fmt: skip
+
+    @property
+    def args(self):
+        if self._args is None:
+            self._args = self.pad()
+        return self._args
 
     def avals(self):
         return tuple(
@@ -202,19 +224,26 @@ def _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind):
     if size == 0:
         return None
     b = size_class(size)
-    args = []
-    for a, s in zip(ins, shapes):
-        h = np.asarray(a)
-        if s != out_shape:
-            h = np.broadcast_to(h, out_shape)
-        buf = np.ones(b, h.dtype)
-        buf[:size] = h.reshape(-1)
-        args.append(buf)
+    hosts = [np.asarray(a) for a in ins]
+
+    def pad():
+        args = []
+        for h, s in zip(hosts, shapes):
+            if s != out_shape:
+                h = np.broadcast_to(h, out_shape)
+            buf = np.ones(b, h.dtype)
+            buf[:size] = h.reshape(-1)
+            args.append(buf)
+        return args + list(dyn)
+
     p = Plan()
     p.key = ("map", op.name, static_key, dtypes, dyn_avals, b)
     p.make = lambda: op.bound(static_key)
     p.specs = tuple(((b,), d) for d in dtypes) + dyn_avals
-    p.args = args + list(dyn)
+    p.pad, p._args = pad, None
+    p.raw = hosts + list(dyn)
+    p.raw_out = lambda r: r if r.shape == out_shape else np.broadcast_to(r, out_shape)
+    p.out_cls = (b,)
     p.out_shape, p.bcast = out_shape, bcast
     p.pad_out = lambda ct: _pad_flat(ct, b, size)
     p.unpad = lambda outs: [np.asarray(o)[:size].reshape(out_shape) for o in outs]
@@ -266,16 +295,24 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
     moved = h.shape
     o, r, i = math.prod(moved[:a0]), math.prod(moved[a0:a1]), math.prod(moved[a1:])
     bo, br, bi = _dim_class(o), _dim_class(r), _dim_class(i)
-    buf = np.full((bo, br, bi), _pad_value(dtype, 0 if ident == "mean" else ident), dtype)
-    buf[:o, :r, :i] = h.reshape(o, r, i)
+    view = h.reshape(o, r, i)
+
+    def pad():
+        buf = np.full((bo, br, bi), _pad_value(dtype, 0 if ident == "mean" else ident), dtype)
+        buf[:o, :r, :i] = view
+        return [buf, float(r)] if ident == "mean" else [buf]
+
     if attrs["keepdims"]:
         out_shape = tuple(1 if k in axes else d for k, d in enumerate(shape))
     else:
         out_shape = tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
     p = Plan()
+    p.pad, p._args = pad, None
+    p.raw = [view, float(r)] if ident == "mean" else [view]
+    p.raw_out = lambda res: res.reshape(out_shape)
+    p.out_cls = (bo, bi)
     if ident == "mean":
         p.make = lambda: _mean
-        p.args = [buf, float(r)]
         p.specs = (((bo, br, bi), dtype), jax.typeof(1.0))
     else:
         # the same attributes, reducing axis 1 of (outer, reduced, inner)
@@ -284,7 +321,6 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
             canon["exclude"] = False
         canon = tuple(canon[k] for k in op.static_names)
         p.make = lambda: op.bound(canon)
-        p.args = [buf]
         p.specs = (((bo, br, bi), dtype),)
     p.key = ("reduce", op.name, canon if ident != "mean" else (), dtype, (bo, br, bi))
     p.out_shape, p.bcast = out_shape, None
@@ -358,30 +394,55 @@ class _Fresh:
         return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def program(key, make, avals):
-    """The program for ``key``: from memory, from disk, or ``make()`` compiled for the
-    argument types ``avals()`` (and written)."""
-    prog = _PROGRAMS.get(key)
+def program(key, make, avals, host=True):
+    """The program for ``key``: from memory; computed by NumPy on the host where its
+    jaxpr allows (:mod:`gluonjax._ops.host`, ``host=True``); from disk; or ``make()``
+    compiled for the argument types ``avals()`` (and written)."""
+    mkey = key if host else ("xla", key)
+    prog = _PROGRAMS.get(mkey)
     if prog is not None:
         return prog
     with _lock:
-        prog = _PROGRAMS.get(key)
-        if prog is None:
-            types = avals()
-            t0 = time.perf_counter()
-            prog = _load(key, types)
-            if prog is None:
-                jitted = jax.jit(make(), keep_unused=True)
-                compiled = _compile_fresh(jitted, types)
-                STATS["compiled"] += 1
-                prog = _Fresh(jitted)
-                _save(key, compiled)
-                STATS["compile_s"] += time.perf_counter() - t0
-            else:
-                STATS["loaded"] += 1
-                STATS["load_s"] += time.perf_counter() - t0
+        prog = _PROGRAMS.get(mkey)
+        if prog is not None:
+            return prog
+        types = avals()
+        t0 = time.perf_counter()
+        if host and _host_on():
+            prog = _host_program(key, make, types)
+            if prog is not None:
+                STATS["host"] += 1
+                STATS["host_s"] += time.perf_counter() - t0
+                return _PROGRAMS.put(key, prog)
+            mkey = ("xla", key)  # no host form: the compiled program serves both names
+        prog = _PROGRAMS.get(mkey) or _compiled(key, make, types, t0)
+        _PROGRAMS.put(mkey, prog)
+        if host:
             _PROGRAMS.put(key, prog)
     return prog
+
+
+def _compiled(key, make, types, t0):
+    prog = _load(key, types)
+    if prog is None:
+        jitted = jax.jit(make(), keep_unused=True)
+        compiled = _compile_fresh(jitted, types)
+        STATS["compiled"] += 1
+        prog = _Fresh(jitted)
+        _save(key, compiled)
+        STATS["compile_s"] += time.perf_counter() - t0
+    else:
+        STATS["loaded"] += 1
+        STATS["load_s"] += time.perf_counter() - t0
+    return prog
+
+
+def _host_on():
+    on = _state.get("host")
+    if on is None:
+        raw = os.environ.get("GLUONJAX_HOST_OPS", "1").strip().lower()
+        on = _state["host"] = raw not in _OFF
+    return on
 
 
 def _compile_fresh(jitted, types):
@@ -400,15 +461,32 @@ def _compile_fresh(jitted, types):
 
 
 def execute(key, make, avals, args):
-    """Run program ``key`` on ``args``; its outputs as host arrays. A program loaded from
+    """Run program ``key`` on ``args``; its outputs as host arrays. A call the host
+    program declines (a subnormal value) runs the compiled one. A program loaded from
     disk that fails to run is dropped, with its file, and compiled again."""
     prog = program(key, make, avals)
     try:
         return [np.asarray(o) for o in prog(*args)]
+    except _host.Unsupported:
+        pass
     except Exception:  # noqa: BLE001 - checked below: only a loaded program is retried
         if type(prog) is not _Loaded:
             raise
+        _drop(key)
+    prog = program(key, make, avals, host=False)
+    try:
+        return [np.asarray(o) for o in prog(*args)]
+    except Exception:  # noqa: BLE001 - as above
+        if type(prog) is not _Loaded:
+            raise
+    _drop(key)
+    return [np.asarray(o) for o in program(key, make, avals, host=False)(*args)]
+
+
+def _drop(key):
+    """Forget a loaded program that failed to run, and its file; compile it next."""
     _PROGRAMS.discard(key)
+    _PROGRAMS.discard(("xla", key))
     path = _path(key)
     if path is not None:
         try:
@@ -416,7 +494,6 @@ def execute(key, make, avals, args):
         except OSError:
             pass
     _state["no_load"].add(key)
-    return [np.asarray(o) for o in program(key, make, avals)(*args)]
 
 
 _MAGIC = b"GJEAGER1"
@@ -458,7 +535,7 @@ def _source_digest():
     return h.hexdigest()
 
 
-def _path(key):
+def _path(key, ext=".xla"):
     d = _store()
     if d is None:
         return None
@@ -466,35 +543,30 @@ def _path(key):
     if " at 0x" in text:  # an attribute without a stable form: not across processes
         return None
     digest = hashlib.sha256((_disk["env"] + text).encode()).hexdigest()
-    return os.path.join(d, digest[:2], digest[2:] + ".xla")
+    return os.path.join(d, digest[:2], digest[2:] + ext)
 
 
-def _load(key, avals):
-    path = _path(key)
-    if path is None or key in _state["no_load"] or not os.path.exists(path):
+def _read(path):
+    """The payload of a file :func:`_write` wrote, or None (missing, truncated, foreign)."""
+    if path is None or not os.path.exists(path):
         return None
     try:
         with open(path, "rb") as f:
             blob = f.read()
-        head, digest, payload = blob[:8], blob[8:40], blob[40:]
-        if head != _MAGIC or hashlib.sha256(payload).digest() != digest:
-            return None  # truncated or foreign: compile again (and overwrite)
-        from jax._src.lib import xla_client as xc
-
-        dev = _default_device()
-        exe = dev.client.deserialize_executable(payload, executable_devices=xc.DeviceList((dev,)))
-        return _Loaded(exe, avals)
-    except Exception:  # noqa: BLE001 - a file this jaxlib cannot read: compile again
+    except OSError:
         return None
+    head, digest, payload = blob[:8], blob[8:40], blob[40:]
+    if head != _MAGIC or hashlib.sha256(payload).digest() != digest:
+        return None  # truncated or foreign: made again (and overwritten)
+    return payload
 
 
-def _save(key, compiled):
-    path = _path(key)
+def _write(path, payload):
+    """Write ``payload`` with a checksum, atomically; nothing on a read-only or full disk
+    or past :data:`_MAX_FILES` files."""
     if path is None:
         return
     try:
-        exe = compiled._executable.xla_executable
-        payload = exe.client.serialize_executable(exe)
         d = os.path.dirname(path)
         if _disk["files"] is None:
             os.makedirs(_disk["dir"], exist_ok=True)
@@ -507,8 +579,56 @@ def _save(key, compiled):
             f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
         os.replace(tmp, path)
         _disk["files"] += 1
-    except Exception:  # noqa: BLE001 - a read-only or full disk: run without writing
+    except OSError:
         return
+
+
+def _load(key, avals):
+    if key in _state["no_load"]:
+        return None
+    payload = _read(_path(key))
+    if payload is None:
+        return None
+    try:
+        from jax._src.lib import xla_client as xc
+
+        dev = _default_device()
+        exe = dev.client.deserialize_executable(payload, executable_devices=xc.DeviceList((dev,)))
+        return _Loaded(exe, avals)
+    except Exception:  # noqa: BLE001 - a file this jaxlib cannot read: compile again
+        return None
+
+
+def _save(key, compiled):
+    try:
+        exe = compiled._executable.xla_executable
+        payload = exe.client.serialize_executable(exe)
+    except Exception:  # noqa: BLE001 - an executable this jaxlib cannot write: keep it here
+        return
+    _write(_path(key), payload)
+
+
+_NO_HOST = b"none"
+
+
+def _host_program(key, make, types):
+    """The host form of program ``key``: from disk (a JSON description, or the note that
+    it has none), else translated from ``make()``'s jaxpr and written. None: compile."""
+    path = _path(key, ".host")
+    payload = _read(path)
+    if payload == _NO_HOST:
+        return None
+    if payload is not None:
+        try:
+            prog = _host.HostProgram.from_json(payload.decode())
+            STATS["host_loaded"] += 1
+            return prog
+        except Exception:  # noqa: BLE001 - a file of another form: translate again
+            pass
+    prog = _host.translate(make(), types)
+    STATS["host_made"] += prog is not None
+    _write(path, _NO_HOST if prog is None else prog.to_json().encode())
+    return prog
 
 
 # ----------------------------------------------------------------------------- calls
@@ -594,10 +714,30 @@ def run(op, static_key, arrays, n):
         return None
 
 
+_GENERIC = LRU(1024, "size-class host programs of any shape")
+
+
 def forward(p):
-    """Run a plan: the call's result (a jax array of its exact shape)."""
-    outs = execute(p.key, p.make, p.avals, p.args)
+    """Run a plan: the call's result (a jax array of its exact shape). A program NumPy
+    runs on any shape (``HostProgram.generic``) serves every class of its op, attributes
+    and dtypes, and runs on the unpadded inputs."""
+    family = p.key[:-1]  # the key less the class
+    prog = _GENERIC.get(family)
+    if prog is None:
+        prog = program(p.key, p.make, p.avals)
+        if type(prog) is _host.HostProgram and prog.generic:
+            _GENERIC.put(family, prog)
+        else:
+            prog = None
     STATS["runs"] += 1
+    if prog is not None:
+        try:
+            out = prog.raw(*p.raw)[0]
+            p.out_spec = (p.out_cls, prog.out_specs[0][1])
+            return to_device(p.raw_out(out))
+        except _host.Unsupported:
+            pass  # a subnormal value: the compiled program
+    outs = execute(p.key, p.make, p.avals, p.args)
     p.out_spec = (outs[0].shape, outs[0].dtype)
     return to_device(p.unpad(outs)[0])
 

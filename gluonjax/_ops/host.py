@@ -1,0 +1,434 @@
+"""Size-class programs run by NumPy on the host, where that gives XLA:CPU's values.
+
+A size-class program (:mod:`gluonjax._ops.buckets`) is the op's own jax function at a
+class shape. Compiling it costs XLA:CPU 25-45 ms, a hundred MXNet ops. When its jaxpr
+holds only primitives whose IEEE result is unique (``add``, ``sub``, ``mul``, ``div``,
+``sqrt``, ``max``, ``min``, comparisons, ``select_n``, conversions to a float type,
+shape moves; see :data:`_PRIMS`), NumPy computes the same values on the host, and
+nothing is compiled. Transcendental functions (``exp``, ``tanh``, ...), integer
+division and float-to-integer conversion are not in the table: a program with one of
+them compiles, as before.
+
+Where XLA:CPU is not IEEE, the host copies it, or hands the call back:
+
+* XLA:CPU flushes subnormal inputs and results of float32, float64 and bfloat16 to zero.
+  A call that meets a value below twice the smallest normal number (an input or any
+  intermediate result) raises :class:`Unsupported`, and the caller runs the compiled
+  program (float16 is computed in float32 by XLA and is not flushed).
+* ``max``/``min`` order -0 below +0 (``max(-0, +0) == +0`` in either order) and
+  ``sign(-0) == -0``; NumPy returns an operand, or +0: the host computes XLA's answer.
+* Sums may add in another order than XLA (the reductions' documented tolerance).
+
+The translation is keyed with the program (``buckets.program``): one trace per key and
+process, no lowering, no compile.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+
+__all__ = ["Unsupported", "translate"]
+
+
+class Unsupported(Exception):
+    """This call (a subnormal value) or program (a primitive outside the table) is not
+    computed on the host; the caller compiles."""
+
+
+# twice the smallest normal number of each type XLA:CPU flushes (bfloat16 computes in float32)
+_TINY = {np.dtype(np.float32): np.float32(2 * np.finfo(np.float32).tiny),
+         np.dtype(np.float64): np.float64(2 * np.finfo(np.float64).tiny)}  # fmt: skip
+try:
+    import ml_dtypes
+
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+    _TINY[_BF16] = np.asarray(2 * np.finfo(np.float32).tiny, _BF16)[()]
+except ImportError:  # pragma: no cover - jax depends on ml_dtypes
+    pass
+
+
+def _check(a):
+    """Raise :class:`Unsupported` if ``a`` holds a nonzero value below twice the
+    smallest normal number, which XLA:CPU flushes to zero (as input or as result)."""
+    t = _TINY.get(a.dtype)
+    if t is None:
+        return a
+    m = np.abs(a)
+    if np.fmin.reduce(m, axis=None, initial=np.inf) < t and ((m < t) & (m != 0)).any():
+        raise Unsupported("a subnormal value")
+    return a
+
+
+_FLOATS = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64), *_TINY}
+
+
+def _float(dt):
+    return dt in _FLOATS
+
+
+def _max(a, b):
+    r = np.maximum(a, b)
+    if _float(r.dtype):
+        z = (a == 0) & (b == 0)
+        if z.any():  # -0 < +0: +0 unless both are -0 (and -0 + -0 is the only -0 sum)
+            r = np.where(z, a + b, r)
+    return r
+
+
+def _min(a, b):
+    r = np.minimum(a, b)
+    if _float(r.dtype):
+        z = (a == 0) & (b == 0)
+        if z.any():
+            r = np.where(z, -((-a) + (-b)), r)
+    return r
+
+
+def _sign(a):
+    r = np.sign(a)
+    return np.where(a == 0, a, r) if _float(a.dtype) else r
+
+
+def _div(a, b):
+    if not _float(np.result_type(a, b)):
+        raise Unsupported("integer division")
+    return np.true_divide(a, b)
+
+
+def _rem(a, b):
+    if not _float(np.result_type(a, b)):
+        raise Unsupported("integer remainder")
+    return np.fmod(a, b)
+
+
+def _integer_pow(x, y):
+    # lax's own lowering: square-and-multiply, then 1 / result for y < 0
+    acc, base, n = None, x, abs(y)
+    if n == 0:
+        return np.ones_like(x)
+    while n:
+        if n & 1:
+            acc = base if acc is None else acc * base
+        n >>= 1
+        if n:
+            base = base * base
+    return _div(np.ones_like(acc), acc) if y < 0 else acc
+
+
+def _convert(x, new_dtype, **_):
+    new = np.dtype(new_dtype)
+    old = x.dtype
+    if new == np.dtype(bool):
+        return x != 0
+    if _float(new) or (old.kind in "iub" and new.kind in "iu"):
+        return x.astype(new)
+    raise Unsupported(f"conversion {old} -> {new}")  # float -> int: XLA saturates
+
+
+def _broadcast_in_dim(x, shape, broadcast_dimensions, **_):
+    shape = tuple(shape)
+    view = [1] * len(shape)
+    for k, d in enumerate(broadcast_dimensions):
+        view[d] = x.shape[k]
+    return np.broadcast_to(np.reshape(x, view), shape)
+
+
+def _reduce(ufunc):
+    def run(x, axes, **_):
+        return ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype)
+
+    return run
+
+
+def _select_n(pred, *cases):
+    if pred.dtype != np.dtype(bool) or len(cases) != 2:
+        raise Unsupported("select_n with an integer selector")
+    return np.where(pred, cases[1], cases[0])
+
+
+def _squeeze(x, dimensions, **_):
+    return np.squeeze(x, axis=tuple(dimensions))
+
+
+def _reshape(x, new_sizes, dimensions=None, **_):
+    if dimensions is not None:
+        raise Unsupported("reshape with dimensions")
+    return np.reshape(x, tuple(new_sizes))
+
+
+def _transpose(x, permutation, **_):
+    return np.transpose(x, permutation)
+
+
+# primitive name -> (function of the operands and the eqn's params, whether the params
+# are passed). Each gives XLA:CPU's bits for the primitive (tests/ops/test_size_classes).
+_PRIMS = {
+    "add": (np.add, False),
+    "add_any": (np.add, False),
+    "sub": (np.subtract, False),
+    "mul": (np.multiply, False),
+    "div": (_div, False),
+    "rem": (_rem, False),
+    "max": (_max, False),
+    "min": (_min, False),
+    "neg": (np.negative, False),
+    "abs": (np.abs, False),
+    "sign": (_sign, False),
+    "sqrt": (np.sqrt, False),
+    "floor": (np.floor, False),
+    "ceil": (np.ceil, False),
+    "square": (np.square, False),
+    "eq": (np.equal, False),
+    "ne": (np.not_equal, False),
+    "lt": (np.less, False),
+    "le": (np.less_equal, False),
+    "gt": (np.greater, False),
+    "ge": (np.greater_equal, False),
+    "and": (np.bitwise_and, False),
+    "or": (np.bitwise_or, False),
+    "xor": (np.bitwise_xor, False),
+    "not": (np.invert, False),
+    "is_finite": (np.isfinite, False),
+    "select_n": (_select_n, False),
+    "integer_pow": (lambda x, y: _integer_pow(x, y), True),
+    "convert_element_type": (_convert, True),
+    "broadcast_in_dim": (_broadcast_in_dim, True),
+    "reshape": (_reshape, True),
+    "squeeze": (_squeeze, True),
+    "transpose": (_transpose, True),
+    "reduce_sum": (_reduce(np.add), True),
+    "reduce_prod": (_reduce(np.multiply), True),
+    "reduce_max": (_reduce(np.maximum), True),
+    "reduce_min": (_reduce(np.minimum), True),
+}
+_SHAPED = ("broadcast_in_dim", "reshape", "squeeze", "transpose")
+_REDUCES = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min")
+_PRODUCTS = ("mul", "square", "integer_pow")
+_SUMS = ("add", "add_any", "sub")
+_CARRY = ("neg", "broadcast_in_dim", "reshape", "squeeze", "transpose", "select_n")
+_PASS = ("optimization_barrier", "stop_gradient", "copy", "copy_p")
+_CALLS = {
+    "jit": "jaxpr",
+    "pjit": "jaxpr",
+    "custom_jvp_call": "call_jaxpr",
+    "closed_call": "call_jaxpr",
+}
+_PARAMS = {
+    "integer_pow": ("y",),
+    "convert_element_type": ("new_dtype",),
+    "broadcast_in_dim": ("shape", "broadcast_dimensions"),
+    "reshape": ("new_sizes", "dimensions"),
+    "squeeze": ("dimensions",),
+    "transpose": ("permutation",),
+    "reduce_sum": ("axes",),
+    "reduce_prod": ("axes",),
+    "reduce_max": ("axes",),
+    "reduce_min": ("axes",),
+}
+
+
+def _steps(jaxpr, consts):
+    """The jaxpr as a flat list of ``(fn, in_slots, out_slots, params, dtypes)``; slots
+    index one value list. Raises :class:`Unsupported` for a primitive not in the table."""
+    slots = {}
+    init = []  # (slot, value): literals and consts
+
+    scalars = set()  # slots of rank 0
+
+    def slot(v):
+        if type(v).__name__ == "Literal":
+            k = len(slots) + len(init) + 10**9  # unique
+            arr = np.asarray(v.val, dtype=v.aval.dtype)
+            init.append((k, arr))
+            if arr.ndim == 0:
+                scalars.add(k)
+            return k
+        if v not in slots:
+            slots[v] = len(slots)
+            if getattr(v.aval, "ndim", None) == 0:
+                scalars.add(slots[v])
+        return slots[v]
+
+    steps = []
+    products = set()  # slots holding a product: an add of one is fused into an FMA by XLA
+
+    def walk(jx, ins, cs):
+        for var, val in zip(jx.constvars, cs):
+            init.append((slot(var), _check_const(np.asarray(val))))
+        for var, k in zip(jx.invars, ins):
+            slots[var] = k
+        for e in jx.eqns:
+            name = e.primitive.name
+            in_k = [slot(v) for v in e.invars]
+            if name in _CALLS:
+                inner = e.params[_CALLS[name]]
+                inner_jaxpr = getattr(inner, "jaxpr", inner)
+                inner_consts = getattr(inner, "consts", ())
+                sub_ins = [slot(v) for v in inner_jaxpr.invars]
+                for a, b in zip(in_k, sub_ins):
+                    steps.append(("ident", [a], [b], None, (None,)))
+                    if a in products:
+                        products.add(b)
+                inner_out = walk(inner_jaxpr, sub_ins, inner_consts)
+                for o, k in zip(e.outvars, inner_out):
+                    steps.append(("ident", [k], [slot(o)], None, (None,)))
+                    if k in products:
+                        products.add(slot(o))
+                continue
+            out_k = [slot(v) for v in e.outvars]
+            dts = tuple(np.dtype(v.aval.dtype) for v in e.outvars)
+            if name in _PASS:
+                for a, b in zip(in_k, out_k):
+                    steps.append(("ident", [a], [b], None, (None,)))
+                    if a in products:
+                        products.add(b)
+                continue
+            if name in _SUMS and products.intersection(in_k):
+                # XLA:CPU contracts a*b + c into one fused multiply-add (one rounding)
+                raise Unsupported("a sum of a product (XLA fuses it into an FMA)")
+            if name in _PRODUCTS or (name in _CARRY and products.intersection(in_k)):
+                products.update(out_k)
+            entry = _PRIMS.get(name)
+            if entry is None:
+                raise Unsupported(f"primitive {name}")
+            params = None
+            if entry[1]:
+                params = {p: _plain(e.params[p]) for p in _PARAMS[name] if p in e.params}
+            steps.append((name, in_k, out_k, params, dts))
+        return [slot(v) for v in jx.outvars]
+
+    top_in = [slot(v) for v in jaxpr.invars]
+    outs = walk(jaxpr, top_in, consts)
+    return steps, top_in, outs, init, sorted(scalars)
+
+
+def _ident(x):
+    return x
+
+
+def _plain(v):
+    """A jaxpr parameter as JSON's types (dtypes by name, tuples as lists)."""
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    return np.dtype(v).name
+
+
+def _check_const(a):
+    return _check(a) if a.dtype in _TINY else a
+
+
+class HostProgram:
+    """A translated program: called like the compiled one, on host arrays. It is data
+    (primitive names, slots, plain parameters, constants): :meth:`to_json` and
+    :meth:`from_json` carry it between processes without executing anything.
+
+    ``generic``: every step is elementwise (a rank-0 value broadcast by NumPy's rules
+    rather than to the class shape) or a reduction over axes of a full array, so
+    :meth:`raw` runs it on unpadded arrays of any shape with the same values per
+    element."""
+
+    __slots__ = ("steps", "ins", "outs", "init", "in_dtypes", "specs", "scalars", "generic",
+                 "out_specs", "_run", "_run_raw", "_env")  # fmt: skip
+
+    def __init__(self, steps, ins, outs, init, in_dtypes, specs, scalars):
+        self.steps, self.ins, self.outs, self.init = steps, ins, outs, init
+        self.in_dtypes = [np.dtype(d) for d in in_dtypes]
+        self.specs, self.scalars = specs, scalars
+        self.out_specs = [(tuple(shape), np.dtype(d)) for shape, d in specs]
+        run, raw = [], []
+        small = set(scalars)  # slots whose value may be rank 0 in raw()
+        generic = True
+        for name, in_k, out_k, params, dts in steps:
+            fn = _ident if name == "ident" else _PRIMS[name][0]
+            if params is not None and "new_dtype" in params:
+                params = dict(params, new_dtype=np.dtype(params["new_dtype"]))
+            dts = tuple(None if d is None else np.dtype(d) for d in dts)
+            run.append((fn, in_k, out_k, params, dts))
+            if name == "broadcast_in_dim" and in_k[0] in small:
+                raw.append((_ident, in_k, out_k, None, dts))
+                small.update(out_k)
+                continue
+            raw.append(run[-1])
+            if name in _SHAPED or (name in _REDUCES and in_k[0] in small):
+                generic = False
+            elif name not in _REDUCES and all(k in small for k in in_k):
+                small.update(out_k)
+        self.generic = generic
+        self._run, self._run_raw = run, raw
+        self._env = dict(init)
+
+    def __call__(self, *args):
+        """The outputs for padded arguments of the traced shapes."""
+        res = self._go(self._run, args)
+        return [r if r.shape == s[0] else np.broadcast_to(r, s[0])
+                for r, s in zip(res, self.out_specs)]  # fmt: skip
+
+    def raw(self, *args):
+        """The outputs for unpadded arguments (``generic`` programs): rank-0 values are
+        left to broadcast, so an output may be rank 0."""
+        return self._go(self._run_raw, args)
+
+    def _go(self, steps, args):
+        env = dict(self._env)
+        with np.errstate(all="ignore"):
+            for k, a, d in zip(self.ins, args, self.in_dtypes):
+                env[k] = _check(np.asarray(a, d))
+            for fn, in_k, out_k, params, dts in steps:
+                vals = [env[k] for k in in_k]
+                res = fn(*vals, **params) if params is not None else fn(*vals)
+                if len(out_k) == 1:
+                    res = (res,)
+                for k, r, d in zip(out_k, res, dts):
+                    r = np.asarray(r)
+                    if d is not None:
+                        if r.dtype != d:
+                            raise Unsupported(f"{fn} gave {r.dtype}, the program {d}")
+                        if d in _TINY:
+                            _check(r)
+                    env[k] = r
+        return [env[k] for k in self.outs]
+
+    def to_json(self):
+        init = [[k, a.dtype.name, list(a.shape), a.reshape(-1).tolist()] for k, a in self.init]
+        steps = [[n, i, o, p, [None if d is None else np.dtype(d).name for d in dts]]
+                 for n, i, o, p, dts in self.steps]  # fmt: skip
+        body = {"steps": steps, "ins": self.ins, "outs": self.outs, "init": init,
+                "in_dtypes": [d.name for d in self.in_dtypes], "specs": self.specs,
+                "scalars": self.scalars}  # fmt: skip
+        return json.dumps(body)
+
+    @classmethod
+    def from_json(cls, text):
+        """A program from :meth:`to_json`'s text; raises ``ValueError`` (and the
+        like) on text that is not one."""
+        b = json.loads(text)
+        for name, *_ in b["steps"]:
+            if name != "ident" and name not in _PRIMS:
+                raise ValueError(f"unknown primitive {name!r}")
+        init = [(int(k), np.asarray(v, dtype=np.dtype(d)).reshape(shape))
+                for k, d, shape, v in b["init"]]  # fmt: skip
+        steps = [(n, list(i), list(o), p, tuple(dts)) for n, i, o, p, dts in b["steps"]]
+        return cls(steps, b["ins"], b["outs"], init, b["in_dtypes"], b["specs"], b["scalars"])
+
+
+def translate(fn, avals):
+    """A :class:`HostProgram` computing ``fn`` at the argument types ``avals`` as
+    XLA:CPU's program would, or None when its jaxpr needs a primitive outside the table
+    (or jax's jaxpr format is not the one this reads)."""
+    try:
+        closed = jax.make_jaxpr(fn)(*avals)
+        steps, ins, outs, init, scalars = _steps(closed.jaxpr, closed.consts)
+    except Unsupported:
+        return None
+    except Exception:  # noqa: BLE001 - another jax's jaxpr: compile as before
+        return None
+    dtypes = [np.dtype(v.aval.dtype).name for v in closed.jaxpr.invars]
+    specs = [[list(v.aval.shape), np.dtype(v.aval.dtype).name] for v in closed.jaxpr.outvars]
+    return HostProgram(steps, ins, outs, init, dtypes, specs, scalars)

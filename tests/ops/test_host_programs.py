@@ -1,0 +1,252 @@
+"""Size-class programs computed by NumPy on the host (gluonjax/_ops/host.py), tested
+differentially: the host form against XLA:CPU's compiled program for the same key, bit
+for bit, on values chosen to find where XLA:CPU is not plain IEEE (signed zeros, NaN,
+infinities, subnormals that XLA flushes, products it fuses into FMAs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import ml_dtypes
+import numpy as np
+import pytest
+
+import gluonjax as mx
+from gluonjax._ops import buckets, host
+from gluonjax._ops import registry as reg
+
+RNG = np.random.RandomState(11)
+TINY32 = np.finfo(np.float32).tiny
+
+# ops whose size-class program NumPy must run (the point of the host path)
+MUST = [
+    "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "broadcast_add",
+    "broadcast_sub", "broadcast_mul", "broadcast_div", "broadcast_maximum",
+    "broadcast_minimum", "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",
+    "_div_scalar", "_rdiv_scalar", "negative", "abs", "sqrt", "square", "relu", "_equal",
+    "broadcast_greater", "_lesser_scalar", "where", "floor", "ceil",
+]  # fmt: skip
+SCALAR = {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
+          "_rdiv_scalar", "_lesser_scalar"}  # fmt: skip
+
+
+def _specials(dtype, shape):
+    """Random values with the awkward ones mixed in: +-0, +-inf, NaN, +-1, the largest
+    finite, and (float32) subnormals and values just above the smallest normal."""
+    x = RNG.standard_normal(shape) * 3
+    flat = x.reshape(-1)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -2.5]
+    if dtype == np.float32:
+        special += [TINY32 * 3, -TINY32 * 5, float(np.finfo(np.float32).max)]
+    k = min(len(special), flat.size // 2)
+    idx = RNG.choice(flat.size, size=k, replace=False)
+    flat[idx] = special[:k]
+    if np.dtype(dtype).kind in "iu":
+        x = np.nan_to_num(np.round(x), posinf=7, neginf=-7)
+    return x.astype(dtype)
+
+
+def _via_xla(p):
+    """The compiled size-class program's result for plan ``p`` (host form bypassed)."""
+    prog = buckets.program(p.key, p.make, p.avals, host=False)
+    assert not isinstance(prog, host.HostProgram)
+    return p.unpad([np.asarray(o) for o in prog(*p.args)])[0]
+
+
+def _same_bits(got, want, msg):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, msg
+    if got.dtype.kind == "f" or got.dtype == np.dtype(ml_dtypes.bfloat16):
+        nan = np.isnan(got.astype(np.float32))
+        np.testing.assert_array_equal(nan, np.isnan(want.astype(np.float32)), err_msg=msg)
+        got, want = got[~nan], want[~nan]
+        u = {2: np.uint16, 4: np.uint32, 8: np.uint64}[got.dtype.itemsize]
+        np.testing.assert_array_equal(got.view(u), want.view(u), err_msg=msg)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=msg)
+
+
+def _plan(name, arrays, attrs):
+    op = reg.get(name)
+    static_key, dyn = op.parse_attrs(attrs)
+    args = [jax.device_put(a) for a in arrays] + list(dyn)
+    p = buckets.plan(op, static_key, args, len(arrays))
+    assert p is not None, name
+    return p
+
+
+def _arrays(name, dtype, shape):
+    op = reg.get(name)
+    n = len(op.input_names(op.attr_dict(op.parse_attrs({"scalar": 1.0} if name in SCALAR
+                                                       else {})[0])))  # fmt: skip
+    if op.bucket == "broadcast":
+        return [_specials(dtype, shape), _specials(dtype, shape[1:] or (1,))]
+    arrays = [_specials(dtype, shape) for _ in range(n)]
+    if name == "where":
+        arrays[0] = (RNG.rand(*shape) > 0.5).astype(dtype)
+    return arrays
+
+
+@pytest.mark.parametrize("name", MUST)
+def test_host_form_exists_and_runs_any_shape(name):
+    attrs = {"scalar": 1.5} if name in SCALAR else {}
+    p = _plan(name, _arrays(name, np.float32, (3, 4)), attrs)
+    prog = buckets.program(p.key, p.make, p.avals)
+    assert isinstance(prog, host.HostProgram) and prog.generic, name
+
+
+@pytest.mark.parametrize("name", MUST)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])  # bfloat16 keeps exact shapes
+def test_host_equals_xla_bit_for_bit(name, dtype):
+    if np.dtype(dtype).kind == "i" and name in (
+        "sqrt",
+        "elemwise_div",
+        "broadcast_div",
+        "_div_scalar",
+        "_rdiv_scalar",
+        "floor",
+        "ceil",
+    ):
+        pytest.skip("integer division and sqrt are not defined for int32 operands here")
+    scalars = [0.0, -0.0, 2.0, -3.0, np.inf] if name in SCALAR else [None]
+    for shape in [(1,), (7,), (3, 5), (2, 3, 41), (40, 30)]:
+        for s in scalars:
+            attrs = {} if s is None else {"scalar": s}
+            p = _plan(name, _arrays(name, dtype, shape), attrs)
+            got = np.asarray(buckets.forward(p))
+            _same_bits(got, _via_xla(p), f"{name} {np.dtype(dtype)} {shape} scalar={s}")
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_host_max_min_reductions_bit_for_bit(name, dtype):
+    for shape, axis in [((5,), 0), ((3, 17), 0), ((3, 17), 1), ((4, 5, 6), (0, 2))]:
+        p = _plan(name, [_specials(dtype, shape)], {"axis": axis})
+        _same_bits(np.asarray(buckets.forward(p)), _via_xla(p), f"{name} {shape} {axis}")
+
+
+def test_host_sum_is_a_sum_within_rounding():
+    x = RNG.rand(37, 53).astype(np.float32)
+    p = _plan("sum", [x], {"axis": 0})
+    got = np.asarray(buckets.forward(p))
+    np.testing.assert_allclose(got, x.astype(np.float64).sum(0), rtol=2e-6)
+    np.testing.assert_allclose(got, _via_xla(p), rtol=2e-6)
+
+
+def test_subnormals_run_the_compiled_program():
+    # XLA:CPU flushes subnormal inputs and results to zero; NumPy does not. Such a call
+    # is handed to the compiled program.
+    x = np.array([TINY32 / 4, 1.0, -TINY32 / 8, 2.0], np.float32)
+    y = np.array([1.0, 1.0, 1.0, 0.5], np.float32)
+    p = _plan("elemwise_mul", [x, y], {})
+    got = np.asarray(buckets.forward(p))
+    np.testing.assert_array_equal(got, [0.0, 1.0, -0.0, 1.0])
+    _same_bits(got, _via_xla(p), "mul with subnormals")
+    # a result that underflows: XLA gives zero
+    z = np.array([TINY32 * 2, 3.0], np.float32)
+    p = _plan("_mul_scalar", [z], {"scalar": 0.25})
+    _same_bits(np.asarray(buckets.forward(p)), _via_xla(p), "underflowing product")
+    assert np.asarray(buckets.forward(p))[0] == 0.0
+
+
+def test_xla_order_of_signed_zeros_and_sign():
+    a = np.array([-0.0, 0.0, -0.0, 0.0, np.nan, 1.0], np.float32)
+    b = np.array([0.0, -0.0, -0.0, 0.0, 1.0, np.nan], np.float32)
+    for name in ("broadcast_maximum", "broadcast_minimum"):
+        p = _plan(name, [a, b], {})
+        _same_bits(np.asarray(buckets.forward(p)), _via_xla(p), name)
+    p = _plan("sign", [a], {})
+    _same_bits(np.asarray(buckets.forward(p)), _via_xla(p), "sign")
+
+
+def test_a_product_summed_in_one_program_is_compiled():
+    # XLA:CPU fuses x*y + z into one FMA (one rounding): such a program has no host form
+    def fma(x, y, z):
+        return x * y + z
+
+    avals = [jax.ShapeDtypeStruct((64,), np.float32)] * 3
+    assert host.translate(fma, avals) is None
+    assert host.translate(lambda x, y: x * y, avals[:2]) is not None
+    # hypot's 1 + (min / max) ** 2 is such a sum: compiled, and equal to the exact kernel
+    p = _plan("_hypot_scalar", [_specials(np.float32, (40,))], {"scalar": 1.5})
+    assert not isinstance(buckets.program(p.key, p.make, p.avals), host.HostProgram)
+
+
+def test_json_round_trip_is_the_same_program():
+    p = _plan("broadcast_div", [RNG.rand(6, 9).astype(np.float32) + 0.5,
+                                RNG.rand(9).astype(np.float32) + 0.5], {})  # fmt: skip
+    prog = buckets.program(p.key, p.make, p.avals)
+    again = host.HostProgram.from_json(prog.to_json())
+    assert again.generic == prog.generic
+    for a, b in zip(prog.raw(*p.raw), again.raw(*p.raw)):
+        _same_bits(a, b, "json")
+    with pytest.raises(ValueError):
+        host.HostProgram.from_json(prog.to_json().replace('"div"', '"os.system"'))
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import json, numpy as np
+    import gluonjax as mx
+    from gluonjax._ops import buckets
+    rng = np.random.RandomState(5)
+    out = []
+    for shape in [(5,), (17, 3), (40, 21)]:
+        x = mx.nd.array(rng.rand(*shape)); y = mx.nd.array(rng.rand(*shape))
+        z = mx.nd.sum(mx.nd.broadcast_add(x, y) / y - x, axis=0)
+        out.append(z.asnumpy().tolist())
+    print(json.dumps({"stats": buckets.stats(), "out": out}))
+    """
+)
+
+
+def _run(cache, **env):
+    full = dict(os.environ, GLUONJAX_CACHE_DIR=str(cache), **env)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=full, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_reads_host_programs_without_tracing(tmp_path):
+    first = _run(tmp_path)
+    st = first["stats"]
+    assert st["compiled"] == 0 and st["host_made"] >= 4 and st["runs"] == 12
+    second = _run(tmp_path)
+    assert second["stats"]["host_made"] == 0 and second["stats"]["compiled"] == 0
+    assert second["stats"]["host_loaded"] == st["host_made"]
+    assert second["out"] == first["out"]
+    # a damaged description is not trusted: made again from the jaxpr, same values
+    files = sorted((tmp_path / "eager").rglob("*.host"))
+    assert files
+    for f in files:
+        f.write_bytes(f.read_bytes()[:60])
+    third = _run(tmp_path)
+    assert third["stats"]["host_made"] == st["host_made"] and third["out"] == first["out"]
+
+
+def test_host_switched_off_compiles_and_agrees(tmp_path):
+    on = _run(tmp_path / "on")
+    off = _run(tmp_path / "off", GLUONJAX_HOST_OPS="0")
+    assert off["stats"]["host"] == 0 and off["stats"]["compiled"] > 0
+    # sums may add in another order; the elementwise parts are the same bits
+    np.testing.assert_allclose(
+        np.concatenate([np.ravel(v) for v in on["out"]]),
+        np.concatenate([np.ravel(v) for v in off["out"]]),
+        rtol=1e-6,
+    )
+
+
+def test_nd_ops_use_the_host_path_and_stay_correct():
+    before = buckets.stats()["runs"]
+    a = RNG.rand(3, 7).astype(np.float32)
+    b = RNG.rand(7).astype(np.float32) + 0.5
+    got = (mx.nd.broadcast_div(mx.nd.array(a), mx.nd.array(b)) * 3.0 - 1.0).asnumpy()
+    np.testing.assert_array_equal(got, (a / b) * np.float32(3.0) - np.float32(1.0))
+    assert buckets.stats()["runs"] >= before + 3
