@@ -426,10 +426,11 @@ def _compiled(key, make, types, t0):
     prog = _load(key, types)
     if prog is None:
         jitted = jax.jit(make(), keep_unused=True)
-        compiled = _compile_fresh(jitted, types)
+        compiled, fresh = _compile_fresh(jitted, types)
         STATS["compiled"] += 1
         prog = _Fresh(jitted)
-        _save(key, compiled)
+        if fresh:
+            _save(key, compiled)
         STATS["compile_s"] += time.perf_counter() - t0
     else:
         STATS["loaded"] += 1
@@ -446,18 +447,37 @@ def _host_on():
 
 
 def _compile_fresh(jitted, types):
-    """Compile ``jitted`` by XLA, not from jax's persistent cache: XLA:CPU cannot
-    serialize again an executable it deserialized (the copy runs into "Function ... not
-    found")."""
+    """Compile ``jitted``; ``(compiled, fresh)``. ``fresh`` is False when jax served it
+    from its persistent cache (a deserialized executable): XLA:CPU cannot serialize such
+    an executable again (the copy fails to run: "Function ... not found"), so it is not
+    written to the eager store. jax decides once per process whether to use its cache
+    (``config.enable_compilation_cache`` cannot switch it off later), so the cache hit is
+    read from jax's own event instead."""
     lowered = jitted.lower(*types)
-    try:
-        from jax._src import config
+    before = _HITS[0] if _listening() else None
+    compiled = lowered.compile()
+    return compiled, before is not None and _HITS[0] == before
 
-        off = config.enable_compilation_cache(False)
-    except (ImportError, AttributeError, TypeError):  # another jax: compile as it does
-        return lowered.compile()
-    with off:
-        return lowered.compile()
+
+_HITS = [0]
+
+
+def _listening():
+    """Count jax's persistent-cache hits (registered once); False if this jax lacks the
+    event API (then nothing compiled is written)."""
+    if "listening" not in _state:
+        try:
+            from jax._src import monitoring
+
+            def on_event(event, **_):
+                if event == "/jax/compilation_cache/cache_hits":
+                    _HITS[0] += 1
+
+            monitoring.register_event_listener(on_event)
+            _state["listening"] = True
+        except (ImportError, AttributeError):
+            _state["listening"] = False
+    return _state["listening"]
 
 
 def execute(key, make, avals, args):
