@@ -130,12 +130,14 @@ def _script(body, **names):
     return "import os\n" + head + body
 
 
-def gluonjax_seconds(body, cache, timeout=900, classes=True, **names):
+def gluonjax_seconds(body, cache, timeout=900, classes=True, host=True, **names):
     """Seconds per op of ``body`` run by gluonjax in a new process using ``cache``
     as its persistent compile cache; ``classes=False``: size classes off (exact shapes,
-    what gluonjax did before them)."""
+    what gluonjax did before them); ``host=False``: every size class compiled (no NumPy
+    host programs)."""
     env = dict(os.environ, GLUONJAX_CACHE_DIR=cache, GLUONJAX_COMPILE_NOTICE="0")
     env["GLUONJAX_SIZE_CLASSES"] = "1" if classes else "0"
+    env["GLUONJAX_HOST_OPS"] = "1" if host else "0"
     code = "import gluonjax as mx\n" + _script(body, **names)
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env
@@ -176,6 +178,9 @@ def measure(seed=1):
         res["gj_off_empty"] = gluonjax_seconds(ND, d, classes=False, SEED=seed, AGAIN=False)
         res["gj_off_warm"] = gluonjax_seconds(ND, d, classes=False, SEED=seed, AGAIN=False)
         res["gj_off_again"] = gluonjax_seconds(ND, d, classes=False, SEED=seed, AGAIN=True)
+    with tempfile.TemporaryDirectory() as d:
+        res["gj_compiled_empty"] = gluonjax_seconds(ND, d, host=False, SEED=seed, AGAIN=False)
+        res["gj_compiled_warm"] = gluonjax_seconds(ND, d, host=False, SEED=seed, AGAIN=False)
     with tempfile.TemporaryDirectory() as d:
         res["gj_empty"] = gluonjax_seconds(ND, d, SEED=seed, AGAIN=False)
         res["gj_warm"] = gluonjax_seconds(ND, d, SEED=seed, AGAIN=False)

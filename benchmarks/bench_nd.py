@@ -65,6 +65,8 @@ def new_shapes(n=1000):
         t.add("(MXNet 1.9.1 not installed: make test creates .venv-mxnet)", r["gj_empty"])
     t.add("new shapes, empty compile cache", r["gj_empty"], mx_, target=3.0)
     t.add("new shapes, warm cache (second process)", r["gj_warm"], mx_, target=1.0)
+    t.add("  host programs off (all classes compiled), empty", r["gj_compiled_empty"], mx_)
+    t.add("  host programs off, warm cache", r["gj_compiled_warm"], mx_)
     t.add("  size classes off, empty cache", r["gj_off_empty"], mx_)
     t.add("  size classes off, warm cache", r["gj_off_warm"], mx_)
     t.add("same shapes again (in process)", r["gj_again"], r["mx_again"])

@@ -737,18 +737,31 @@ def run(op, static_key, arrays, n):
 _GENERIC = LRU(1024, "size-class host programs of any shape")
 
 
-def forward(p):
-    """Run a plan: the call's result (a jax array of its exact shape). A program NumPy
-    runs on any shape (``HostProgram.generic``) serves every class of its op, attributes
-    and dtypes, and runs on the unpadded inputs."""
-    family = p.key[:-1]  # the key less the class
-    prog = _GENERIC.get(family)
+def _family(key):
+    """A program key less its size class (a VJP's: its forward's, less the class)."""
+    if key[0] == "vjp":
+        return ("vjp", key[1][:-1], key[2])
+    return key[:-1]
+
+
+def generic(key, make, avals):
+    """Program ``key`` when NumPy runs it on unpadded arrays of any shape
+    (``HostProgram.generic``): one serves every class of its op, attributes and dtypes.
+    None: it runs padded (compiled, or a host program tied to its class)."""
+    fam = _family(key)
+    prog = _GENERIC.get(fam)
     if prog is None:
-        prog = program(p.key, p.make, p.avals)
-        if type(prog) is _host.HostProgram and prog.generic:
-            _GENERIC.put(family, prog)
-        else:
-            prog = None
+        prog = program(key, make, avals)
+        if type(prog) is not _host.HostProgram or not prog.generic:
+            return None
+        _GENERIC.put(fam, prog)
+    return prog
+
+
+def forward(p):
+    """Run a plan: the call's result (a jax array of its exact shape), from the unpadded
+    inputs where the program allows (:func:`generic`), else on the padded class."""
+    prog = generic(p.key, p.make, p.avals)
     STATS["runs"] += 1
     if prog is not None:
         try:
@@ -760,6 +773,17 @@ def forward(p):
     outs = execute(p.key, p.make, p.avals, p.args)
     p.out_spec = (outs[0].shape, outs[0].dtype)
     return to_device(p.unpad(outs)[0])
+
+
+def unraw_input(p, k, g):
+    """Input ``k``'s cotangent of exact shape from a generic VJP's unpadded one (a map
+    plan's: of the output's shape, or rank 0; summed back over broadcast axes)."""
+    h = np.asarray(g)
+    if h.shape != p.out_shape:
+        h = np.broadcast_to(h, p.out_shape)
+    if p.bcast is not None and p.bcast[k] != p.out_shape:
+        return _unbroadcast(h, p.bcast[k])
+    return h
 
 
 def filled(shape, dtype, value):

@@ -8,7 +8,10 @@ symbolic executor both differentiate size-class calls through :func:`vjp`.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._ops import buckets
+from .._ops.host import Unsupported
 from .node import pullback
 
 __all__ = ["vjp"]
@@ -39,5 +42,15 @@ def vjp(p, positions, ct):
         return pulled
 
     key = ("vjp", p.key, tuple(positions))
+    prog = buckets.generic(key, make, avals) if p.key[0] == "map" else None
+    if prog is not None:
+        # elementwise: the VJP runs on the unpadded inputs and cotangent
+        try:
+            grads = prog.raw(*p.raw, np.asarray(ct))
+            return tuple(
+                buckets.to_device(buckets.unraw_input(p, k, g)) for k, g in zip(positions, grads)
+            )
+        except Unsupported:
+            pass  # a subnormal value: the padded program below
     grads = buckets.execute(key, make, avals, [*p.args, p.pad_out(ct)])
     return tuple(buckets.to_device(buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads))
