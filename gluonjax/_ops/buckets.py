@@ -32,6 +32,13 @@ dtypes, size class). A program made once is written to
 serialized executable with a checksum, and a later process loads it without tracing
 or lowering; a file that fails its checksum or does not load is compiled again.
 
+A program made only of primitives whose IEEE result is unique (``+ - * /``, ``sqrt``,
+comparisons, ``max``/``min``, sums...) is not compiled: :mod:`gluonjax._ops.host`
+translates its jaxpr to NumPy steps, which give XLA:CPU's values (its flush-to-zero,
+signed-zero order and FMA contraction handled there), written to the same directory as a
+checked JSON description. An elementwise one runs on the unpadded inputs and serves every
+class of its op, attributes and dtypes (:func:`generic`).
+
 A shape seen :data:`HOT` times gets its exact-shape program (the op's usual kernel):
 loops on fixed shapes run as before. Only concrete single-device CPU arrays take this
 path; traced values (hybridize, export), other devices and the fused step keep exact
@@ -40,6 +47,7 @@ shapes. ``GLUONJAX_SIZE_CLASSES=0`` turns it off.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -447,16 +455,35 @@ def _host_on():
 
 
 def _compile_fresh(jitted, types):
-    """Compile ``jitted``; ``(compiled, fresh)``. ``fresh`` is False when jax served it
-    from its persistent cache (a deserialized executable): XLA:CPU cannot serialize such
-    an executable again (the copy fails to run: "Function ... not found"), so it is not
-    written to the eager store. jax decides once per process whether to use its cache
-    (``config.enable_compilation_cache`` cannot switch it off later), so the cache hit is
-    read from jax's own event instead."""
+    """Compile ``jitted`` by XLA; ``(compiled, fresh)``. A size-class program is written to
+    the eager store, and XLA:CPU cannot serialize again an executable it deserialized (the
+    copy fails to run: "Function ... not found"), so jax's persistent cache is bypassed
+    here. jax decides once per process whether it uses that cache
+    (``config.enable_compilation_cache`` cannot switch it off later); the decision is set
+    aside for this compile, and ``fresh`` is False, and nothing is written, when jax's
+    cache-hit event says it served the executable anyway."""
     lowered = jitted.lower(*types)
     before = _HITS[0] if _listening() else None
-    compiled = lowered.compile()
+    with _jax_cache_aside():
+        compiled = lowered.compile()
     return compiled, before is not None and _HITS[0] == before
+
+
+@contextlib.contextmanager
+def _jax_cache_aside():
+    try:
+        from jax._src import compilation_cache as cc
+
+        cc.is_cache_used(_default_device().client)  # jax's one decision, made now
+        saved = cc._cache_used
+    except (ImportError, AttributeError):  # another jax: its cache may serve (event check)
+        yield
+        return
+    cc._cache_used = False
+    try:
+        yield
+    finally:
+        cc._cache_used = saved
 
 
 _HITS = [0]
