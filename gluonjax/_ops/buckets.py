@@ -135,7 +135,8 @@ class Plan:
     """
 
     __slots__ = ("key", "make", "specs", "pad", "_args", "raw", "raw_out", "out_shape",
-                 "out_cls", "unpad", "bcast", "pad_out", "unpad_in", "out_spec")  # fmt: skip
+                 "out_cls", "unpad", "bcast", "pad_out", "unpad_in", "out_spec",
+                 "direct")  # fmt: skip
 
     @property
     def args(self):
@@ -246,6 +247,7 @@ def _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind):
 
     p = Plan()
     p.key = ("map", op.name, static_key, dtypes, dyn_avals, b)
+    p.direct = _direct_key(op, static_key, ins, dyn)
     p.make = lambda: op.bound(static_key)
     p.specs = tuple(((b,), d) for d in dtypes) + dyn_avals
     p.pad, p._args = pad, None
@@ -315,7 +317,7 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
     else:
         out_shape = tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
     p = Plan()
-    p.pad, p._args = pad, None
+    p.pad, p._args, p.direct = pad, None, None
     p.raw = [view, float(r)] if ident == "mean" else [view]
     p.raw_out = lambda res: res.reshape(out_shape)
     p.out_cls = (bo, bi)
@@ -755,6 +757,10 @@ def run(op, static_key, arrays, n):
     if k is None or op._seen.get(k, 0) >= HOT or _count(op, k):
         return None
     try:
+        if op.bucket == "map" or op.bucket == "broadcast":
+            res = _direct(op, static_key, arrays, n)
+            if res is not None:
+                return res
         p = plan(op, static_key, arrays, n)
         return None if p is None else forward(p)
     except Exception:  # noqa: BLE001 - the exact kernel runs the call, or raises the op's error
@@ -762,6 +768,34 @@ def run(op, static_key, arrays, n):
 
 
 _GENERIC = LRU(1024, "size-class host programs of any shape")
+_DIRECT = LRU(1024, "elementwise host programs by family")
+
+
+def _direct_key(op, static_key, ins, dyn):
+    return (op.name, static_key, tuple(a.dtype for a in ins), tuple(type(v) for v in dyn))
+
+
+def _direct(op, static_key, arrays, n):
+    """An elementwise call whose family already has a generic host program: run it on
+    the inputs as they are, without a plan. None: take the plan's path."""
+    ins, dyn = arrays[:n], arrays[n:]
+    prog = _DIRECT.get(_direct_key(op, static_key, ins, dyn))
+    if prog is None or not _concrete_cpu(ins):
+        return None
+    hosts = [np.asarray(a) for a in ins]
+    shape = hosts[0].shape
+    if n > 1 and any(h.shape != shape for h in hosts[1:]):
+        if op.bucket != "broadcast":
+            return None  # the exact kernel raises the op's own error
+        shape = np.broadcast_shapes(*[h.shape for h in hosts])
+    if math.prod(shape) == 0:
+        return None
+    try:
+        out = prog.raw(*hosts, *dyn)[0]
+    except _host.Unsupported:
+        return None  # a subnormal value: the plan's path hands it to the compiled program
+    STATS["runs"] += 1
+    return to_device(out if out.shape == shape else np.broadcast_to(out, shape))
 
 
 def _family(key):
@@ -785,12 +819,18 @@ def generic(key, make, avals):
     return prog
 
 
+def _remember_direct(p, prog):
+    if p.direct is not None:
+        _DIRECT.put(p.direct, prog)
+
+
 def forward(p):
     """Run a plan: the call's result (a jax array of its exact shape), from the unpadded
     inputs where the program allows (:func:`generic`), else on the padded class."""
     prog = generic(p.key, p.make, p.avals)
     STATS["runs"] += 1
     if prog is not None:
+        _remember_direct(p, prog)
         try:
             out = prog.raw(*p.raw)[0]
             p.out_spec = (p.out_cls, prog.out_specs[0][1])

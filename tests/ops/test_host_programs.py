@@ -284,3 +284,39 @@ def test_recorded_elementwise_vjps_on_the_host_equal_the_compiled_ones():
         off = _grads(False, xv, yv)
         for a, b in zip(on, off):
             _same_bits(a, b, f"grads {sx} {sy}")
+
+
+# every elementwise op with a host form, on float32 values with the awkward ones mixed in
+_ATTRS = {
+    "Cast": {"dtype": "float16"},
+    "Activation": {"act_type": "relu"},
+    "clip": {"a_min": -0.3, "a_max": 0.4},
+    "smooth_l1": {"scalar": 0.7},
+}
+
+
+def _elementwise_ops():
+    seen, out = set(), []
+    for _name, op in reg.items():
+        if op in seen or op.bucket not in ("map", "broadcast"):
+            continue
+        seen.add(op)
+        out.append(op.name)
+    return sorted(out)
+
+
+def test_every_host_form_equals_xla_on_special_values():
+    translated = []
+    for name in _elementwise_ops():
+        op = reg.get(name)
+        attrs = dict(_ATTRS.get(name, {}))
+        if "scalar" in op.attrs and "scalar" not in attrs:
+            attrs["scalar"] = 1.5
+        n = len(op.input_names(op.attr_dict(op.parse_attrs(attrs)[0])))
+        arrays = [_specials(np.float32, (5, 13)) for _ in range(n)]
+        p = _plan(name, arrays, attrs)
+        if not isinstance(buckets.program(p.key, p.make, p.avals), host.HostProgram):
+            continue
+        translated.append(name)
+        _same_bits(np.asarray(buckets.forward(p)), _via_xla(p), name)
+    assert set(MUST) <= set(translated)
