@@ -135,8 +135,7 @@ class Plan:
     """
 
     __slots__ = ("key", "make", "specs", "pad", "_args", "raw", "raw_out", "out_shape",
-                 "out_cls", "unpad", "bcast", "pad_out", "unpad_in", "out_spec",
-                 "direct")  # fmt: skip
+                 "out_cls", "unpad", "bcast", "pad_out", "unpad_in", "out_spec")  # fmt: skip
 
     @property
     def args(self):
@@ -246,8 +245,9 @@ def _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind):
         return args + list(dyn)
 
     p = Plan()
-    p.key = ("map", op.name, static_key, dtypes, dyn_avals, b)
-    p.direct = _direct_key(op, static_key, ins, dyn)
+    # the scalars by Python type (int, float, bool: each one aval), so that a call finds
+    # its family's generic program (:func:`_direct`) before any aval is made
+    p.key = ("map", op.name, static_key, dtypes, tuple(type(v) for v in dyn), b)
     p.make = lambda: op.bound(static_key)
     p.specs = tuple(((b,), d) for d in dtypes) + dyn_avals
     p.pad, p._args = pad, None
@@ -317,7 +317,7 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
     else:
         out_shape = tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
     p = Plan()
-    p.pad, p._args, p.direct = pad, None, None
+    p.pad, p._args = pad, None
     p.raw = [view, float(r)] if ident == "mean" else [view]
     p.raw_out = lambda res: res.reshape(out_shape)
     p.out_cls = (bo, bi)
@@ -768,18 +768,14 @@ def run(op, static_key, arrays, n):
 
 
 _GENERIC = LRU(1024, "size-class host programs of any shape")
-_DIRECT = LRU(1024, "elementwise host programs by family")
-
-
-def _direct_key(op, static_key, ins, dyn):
-    return (op.name, static_key, tuple(a.dtype for a in ins), tuple(type(v) for v in dyn))
 
 
 def _direct(op, static_key, arrays, n):
     """An elementwise call whose family already has a generic host program: run it on
     the inputs as they are, without a plan. None: take the plan's path."""
     ins, dyn = arrays[:n], arrays[n:]
-    prog = _DIRECT.get(_direct_key(op, static_key, ins, dyn))
+    fam = ("map", op.name, static_key, tuple(a.dtype for a in ins), tuple(type(v) for v in dyn))
+    prog = _GENERIC.get(fam)
     if prog is None or not _concrete_cpu(ins):
         return None
     hosts = [np.asarray(a) for a in ins]
@@ -819,18 +815,12 @@ def generic(key, make, avals):
     return prog
 
 
-def _remember_direct(p, prog):
-    if p.direct is not None:
-        _DIRECT.put(p.direct, prog)
-
-
 def forward(p):
     """Run a plan: the call's result (a jax array of its exact shape), from the unpadded
     inputs where the program allows (:func:`generic`), else on the padded class."""
     prog = generic(p.key, p.make, p.avals)
     STATS["runs"] += 1
     if prog is not None:
-        _remember_direct(p, prog)
         try:
             out = prog.raw(*p.raw)[0]
             p.out_spec = (p.out_cls, prog.out_specs[0][1])

@@ -17,6 +17,8 @@ Where XLA:CPU is not IEEE, the host copies it, or hands the call back:
   program (float16 is computed in float32 by XLA and is not flushed).
 * ``max``/``min`` order -0 below +0 (``max(-0, +0) == +0`` in either order) and
   ``sign(-0) == -0``; NumPy returns an operand, or +0: the host computes XLA's answer.
+* XLA:CPU fuses ``a * b + c`` within one program into a fused multiply-add (one
+  rounding): a program that adds a product it made is not translated.
 * Sums may add in another order than XLA (the reductions' documented tolerance).
 
 The translation is keyed with the program (``buckets.program``): one trace per key and
@@ -164,7 +166,7 @@ def _transpose(x, permutation, **_):
 
 
 # primitive name -> (function of the operands and the eqn's params, whether the params
-# are passed). Each gives XLA:CPU's bits for the primitive (tests/ops/test_size_classes).
+# are passed). Each gives XLA:CPU's bits for the primitive (tests/ops/test_host_programs).
 _PRIMS = {
     "add": (np.add, False),
     "add_any": (np.add, False),
@@ -193,7 +195,7 @@ _PRIMS = {
     "not": (np.invert, False),
     "is_finite": (np.isfinite, False),
     "select_n": (_select_n, False),
-    "integer_pow": (lambda x, y: _integer_pow(x, y), True),
+    "integer_pow": (_integer_pow, True),
     "convert_element_type": (_convert, True),
     "broadcast_in_dim": (_broadcast_in_dim, True),
     "reshape": (_reshape, True),
@@ -231,8 +233,10 @@ _PARAMS = {
 
 
 def _steps(jaxpr, consts):
-    """The jaxpr as a flat list of ``(fn, in_slots, out_slots, params, dtypes)``; slots
-    index one value list. Raises :class:`Unsupported` for a primitive not in the table."""
+    """The jaxpr as a flat list of ``(primitive name, in_slots, out_slots, params,
+    dtypes)`` (calls inlined; slots index one environment), with the input and output
+    slots, the literals and consts, and the rank-0 slots. Raises :class:`Unsupported` for
+    a primitive not in the table or a product that a sum takes."""
     slots = {}
     init = []  # (slot, value): literals and consts
 
@@ -257,7 +261,7 @@ def _steps(jaxpr, consts):
 
     def walk(jx, ins, cs):
         for var, val in zip(jx.constvars, cs):
-            init.append((slot(var), _check_const(np.asarray(val))))
+            init.append((slot(var), _check(np.asarray(val))))
         for var, k in zip(jx.invars, ins):
             slots[var] = k
         for e in jx.eqns:
@@ -318,10 +322,6 @@ def _plain(v):
     if isinstance(v, (np.integer,)):
         return int(v)
     return np.dtype(v).name
-
-
-def _check_const(a):
-    return _check(a) if a.dtype in _TINY else a
 
 
 class HostProgram:
@@ -409,9 +409,11 @@ class HostProgram:
         """A program from :meth:`to_json`'s text; raises ``ValueError`` (and the
         like) on text that is not one."""
         b = json.loads(text)
-        for name, *_ in b["steps"]:
+        for name, _, _, params, _ in b["steps"]:
             if name != "ident" and name not in _PRIMS:
                 raise ValueError(f"unknown primitive {name!r}")
+            if params is not None and not set(params) <= set(_PARAMS.get(name, ())):
+                raise ValueError(f"parameters {sorted(params)} of {name!r}")
         init = [(int(k), np.asarray(v, dtype=np.dtype(d)).reshape(shape))
                 for k, d, shape, v in b["init"]]  # fmt: skip
         steps = [(n, list(i), list(o), p, tuple(dts)) for n, i, o, p, dts in b["steps"]]
@@ -425,9 +427,7 @@ def translate(fn, avals):
     try:
         closed = jax.make_jaxpr(fn)(*avals)
         steps, ins, outs, init, scalars = _steps(closed.jaxpr, closed.consts)
-    except Unsupported:
-        return None
-    except Exception:  # noqa: BLE001 - another jax's jaxpr: compile as before
+    except Exception:  # noqa: BLE001 - Unsupported, or another jax's jaxpr: compile
         return None
     dtypes = [np.dtype(v.aval.dtype).name for v in closed.jaxpr.invars]
     specs = [[list(v.aval.shape), np.dtype(v.aval.dtype).name] for v in closed.jaxpr.outvars]

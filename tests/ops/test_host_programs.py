@@ -5,10 +5,6 @@ infinities, subnormals that XLA flushes, products it fuses into FMAs)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import jax
@@ -19,6 +15,7 @@ import pytest
 import gluonjax as mx
 from gluonjax._ops import buckets, host
 from gluonjax._ops import registry as reg
+from tests.ops.eager_process import run_script
 
 RNG = np.random.RandomState(11)
 TINY32 = np.finfo(np.float32).tiny
@@ -206,12 +203,7 @@ SCRIPT = textwrap.dedent(
 
 
 def _run(cache, **env):
-    full = dict(os.environ, GLUONJAX_CACHE_DIR=str(cache), **env)
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=full, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_script(SCRIPT, cache, **env)
 
 
 def test_second_process_reads_host_programs_without_tracing(tmp_path):

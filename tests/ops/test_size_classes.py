@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import jax
@@ -20,6 +17,7 @@ import pytest
 import gluonjax as mx
 from gluonjax._ops import buckets
 from gluonjax._ops import registry as reg
+from tests.ops.eager_process import run_script
 
 RNG = np.random.RandomState(7)
 SHAPES = [(1,), (7,), (3, 5), (40, 25), (1025,), (2, 3, 171), (65, 64)]
@@ -355,12 +353,7 @@ SCRIPT = textwrap.dedent(
 
 
 def _run(cache, **env):
-    full = dict(os.environ, GLUONJAX_CACHE_DIR=str(cache), **env)
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=full, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_script(SCRIPT, cache, **env)
 
 
 def test_second_process_loads_programs_without_tracing(tmp_path):
