@@ -27,12 +27,14 @@ process, no lowering, no compile.
 
 from __future__ import annotations
 
+import enum
 import json
+import math
 
 import jax
 import numpy as np
 
-__all__ = ["Unsupported", "translate"]
+__all__ = ["Unsupported", "translate", "from_jaxpr"]
 
 
 class Unsupported(Exception):
@@ -127,7 +129,13 @@ def _convert(x, new_dtype, **_):
         return x != 0
     if _float(new) or (old.kind in "iub" and new.kind in "iu"):
         return x.astype(new)
-    raise Unsupported(f"conversion {old} -> {new}")  # float -> int: XLA saturates
+    if _float(old) and new.kind in "iu":  # truncation, exact inside the integer range
+        info, w = np.iinfo(new), x.astype(np.float64)
+        if x.size == 0 or (
+            np.isfinite(w).all() and w.min() > info.min - 1 and w.max() < info.max + 1
+        ):
+            return x.astype(new)
+    raise Unsupported(f"conversion {old} -> {new}")  # outside the range: XLA saturates
 
 
 def _broadcast_in_dim(x, shape, broadcast_dimensions, **_):
@@ -165,6 +173,188 @@ def _transpose(x, permutation, **_):
     return np.transpose(x, permutation)
 
 
+def _slice(x, start_indices, limit_indices, strides=None, **_):
+    steps = strides or [1] * x.ndim
+    return x[tuple(slice(a, b, c) for a, b, c in zip(start_indices, limit_indices, steps))]
+
+
+def _concatenate(*xs, dimension, **_):
+    return np.concatenate(xs, axis=dimension)
+
+
+def _stack(*xs, axis, **_):
+    return np.stack(xs, axis=axis)
+
+
+def _unstack(x, axis, **_):
+    return tuple(np.take(x, i, axis=axis) for i in range(x.shape[axis]))
+
+
+def _split(x, sizes, axis, **_):
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+def _pad(x, value, padding_config, **_):
+    """lax.pad: low/high edges (negative ones crop) and interior padding."""
+    grow = [(max(lo, 0), max(hi, 0), inner) for lo, hi, inner in padding_config]
+    shape = [lo + (n + (n - 1) * inner if n else 0) + hi
+             for n, (lo, hi, inner) in zip(x.shape, grow)]  # fmt: skip
+    out = np.full(shape, value, dtype=x.dtype)
+    out[tuple(slice(lo, lo + (n - 1) * (inner + 1) + 1 if n else lo, inner + 1)
+              for n, (lo, _, inner) in zip(x.shape, grow))] = x  # fmt: skip
+    crop = tuple(slice(-lo if lo < 0 else 0, (s + hi) if hi < 0 else s)
+                 for s, (lo, hi, _) in zip(shape, padding_config))  # fmt: skip
+    return out[crop]
+
+
+def _rev(x, dimensions, **_):
+    return np.flip(x, axis=tuple(dimensions))
+
+
+def _iota(dtype, shape, dimension, **_):
+    view = [1] * len(shape)
+    view[dimension] = shape[dimension]
+    r = np.arange(shape[dimension], dtype=np.dtype(dtype)).reshape(view)
+    return np.ascontiguousarray(np.broadcast_to(r, tuple(shape)))
+
+
+def _starts(x, starts, sizes):
+    # XLA clamps a dynamic start so that the whole window lies inside the operand
+    return tuple(min(max(int(s), 0), n - k) for s, n, k in zip(starts, x.shape, sizes))
+
+
+def _dynamic_slice(x, *starts, slice_sizes, **_):
+    st = _starts(x, starts, slice_sizes)
+    return x[tuple(slice(a, a + k) for a, k in zip(st, slice_sizes))]
+
+
+def _dynamic_update_slice(x, update, *starts):
+    st = _starts(x, starts, update.shape)
+    out = np.array(x)
+    out[tuple(slice(a, a + k) for a, k in zip(st, update.shape))] = update
+    return out
+
+
+def _fill(dtype, value):
+    if value is not None:
+        return value
+    if dtype.kind == "f" or dtype in _FLOATS:
+        return np.nan
+    if dtype.kind == "i":
+        return np.iinfo(dtype).min
+    if dtype.kind == "u":
+        return np.iinfo(dtype).max
+    return True
+
+
+def _gather(x, idx, dimension_numbers, slice_sizes, mode, fill_value=None, **_):
+    """XLA's gather (the index vector last, as jax emits it): each start is clamped so
+    its window fits (``CLIP``, ``PROMISE_IN_BOUNDS``), or the window is filled when it
+    does not (``FILL_OR_DROP``)."""
+    offset_dims, collapsed, start_map, op_batch, idx_batch = dimension_numbers
+    if mode not in ("CLIP", "PROMISE_IN_BOUNDS", "FILL_OR_DROP"):
+        raise Unsupported(f"gather mode {mode}")
+    idx = np.asarray(idx).astype(np.int64)
+    batch = idx.shape[:-1]
+    starts = np.zeros(batch + (x.ndim,), np.int64)
+    for k, d in enumerate(start_map):
+        starts[..., d] = idx[..., k]
+    for d, b in zip(op_batch, idx_batch):  # operand dim d follows batch dim b of the indices
+        starts[..., d] = np.arange(batch[b]).reshape(
+            [-1 if e == b else 1 for e in range(len(batch))]
+        )
+    top = np.asarray(x.shape, np.int64) - np.asarray(slice_sizes, np.int64)
+    inside = np.all((starts >= 0) & (starts <= top), axis=-1)
+    starts = np.clip(starts, 0, top)
+    nb, tail = len(batch), (1,) * x.ndim
+    grids = []
+    for d, k in enumerate(slice_sizes):
+        view = [1] * (nb + x.ndim)
+        view[nb + d] = k
+        grids.append(starts[..., d].reshape(batch + tail) + np.arange(k).reshape(view))
+    g = x[tuple(grids)] if x.ndim else np.broadcast_to(x, batch)
+    if mode == "FILL_OR_DROP" and not inside.all():
+        g = np.where(
+            inside.reshape(batch + tail), g, np.asarray(_fill(x.dtype, fill_value), x.dtype)
+        )
+    keep = [k for d, k in enumerate(slice_sizes) if d not in collapsed and d not in op_batch]
+    g = g.reshape(batch + tuple(keep))
+    rank = nb + len(keep)
+    perm, b, o = [], iter(range(nb)), iter(range(nb, rank))
+    for pos in range(rank):
+        perm.append(next(o) if pos in offset_dims else next(b))
+    return np.transpose(g, perm)
+
+
+def _scatter_add(x, idx, upd, dimension_numbers, mode, **_):
+    """XLA's scatter-add: each window of ``upd`` is added at its start, in the order of
+    the updates (``np.add.at``); a window that does not fit is skipped, or its start
+    clamped (``CLIP``)."""
+    win_dims, inserted, start_map, op_batch, idx_batch = dimension_numbers
+    if mode not in ("CLIP", "PROMISE_IN_BOUNDS", "FILL_OR_DROP"):
+        raise Unsupported(f"scatter mode {mode}")
+    idx = np.asarray(idx).astype(np.int64)
+    batch = idx.shape[:-1]
+    nb, tail = len(batch), (1,) * x.ndim
+    it = iter(upd.shape[d] for d in win_dims)
+    sizes = [1 if d in inserted or d in op_batch else next(it) for d in range(x.ndim)]
+    starts = np.zeros(batch + (x.ndim,), np.int64)
+    for k, d in enumerate(start_map):
+        starts[..., d] = idx[..., k]
+    for d, b in zip(op_batch, idx_batch):
+        starts[..., d] = np.arange(batch[b]).reshape([-1 if e == b else 1 for e in range(nb)])
+    top = np.asarray(x.shape, np.int64) - np.asarray(sizes, np.int64)
+    if mode == "CLIP":
+        starts = np.clip(starts, 0, top)
+    inside = np.all((starts >= 0) & (starts <= top), axis=-1)
+    starts = np.clip(starts, 0, np.maximum(top, 0))
+    order = [d for d in range(upd.ndim) if d not in win_dims] + list(win_dims)
+    full = tuple(batch) + tuple(sizes)
+    u = np.transpose(upd, order).reshape(full)
+    grids = []
+    for d, k in enumerate(sizes):
+        view = [1] * (nb + x.ndim)
+        view[nb + d] = k
+        g = starts[..., d].reshape(batch + tail) + np.arange(k).reshape(view)
+        grids.append(np.broadcast_to(g, full))
+    keep = np.broadcast_to(inside.reshape(batch + tail), full)
+    out = np.array(x)
+    np.add.at(out, tuple(g[keep] for g in grids), u[keep])
+    return out
+
+
+_DOT_TYPES = {np.dtype(np.float32), np.dtype(np.float64)}
+
+
+def _dot_general(a, b, dimension_numbers, preferred_element_type=None, **_):
+    """``dot_general`` by NumPy's matmul (BLAS): the sums may add in another order than
+    XLA's (the reductions' tolerance). float32/float64 and integers only: NumPy's float16
+    matmul rounds every partial sum, XLA:CPU's does not."""
+    (ca, cb), (ba, bb) = dimension_numbers
+    dt = np.dtype(preferred_element_type) if preferred_element_type else np.result_type(a, b)
+    if dt not in _DOT_TYPES and dt.kind not in "iu":
+        raise Unsupported(f"dot_general in {dt}")
+    fa = [d for d in range(a.ndim) if d not in ca and d not in ba]
+    fb = [d for d in range(b.ndim) if d not in cb and d not in bb]
+    bshape = tuple(a.shape[d] for d in ba)
+    ashape, bfree = tuple(a.shape[d] for d in fa), tuple(b.shape[d] for d in fb)
+    k = math.prod(a.shape[d] for d in ca)
+    A = np.transpose(a, [*ba, *fa, *ca]).astype(dt).reshape(math.prod(bshape), -1, k)
+    B = np.transpose(b, [*bb, *cb, *fb]).astype(dt).reshape(math.prod(bshape), k, -1)
+    return np.matmul(A, B).reshape(bshape + ashape + bfree)
+
+
+def _argm(fn):
+    def run(x, axes, index_dtype, **_):
+        return fn(x, axis=axes[0]).astype(np.dtype(index_dtype))
+
+    return run
+
+
+def _clamp(lo, x, hi):
+    return _min(_max(x, lo), hi)
+
+
 # primitive name -> (function of the operands and the eqn's params, whether the params
 # are passed). Each gives XLA:CPU's bits for the primitive (tests/ops/test_host_programs).
 _PRIMS = {
@@ -195,6 +385,7 @@ _PRIMS = {
     "not": (np.invert, False),
     "is_finite": (np.isfinite, False),
     "select_n": (_select_n, False),
+    "clamp": (_clamp, False),
     "integer_pow": (_integer_pow, True),
     "convert_element_type": (_convert, True),
     "broadcast_in_dim": (_broadcast_in_dim, True),
@@ -205,17 +396,40 @@ _PRIMS = {
     "reduce_prod": (_reduce(np.multiply), True),
     "reduce_max": (_reduce(np.maximum), True),
     "reduce_min": (_reduce(np.minimum), True),
+    "reduce_and": (_reduce(np.bitwise_and), True),
+    "reduce_or": (_reduce(np.bitwise_or), True),
+    "argmax": (_argm(np.argmax), True),
+    "argmin": (_argm(np.argmin), True),
+    # window and index moves: exact at any values, tied to the traced shapes
+    "slice": (_slice, True),
+    "concatenate": (_concatenate, True),
+    "stack": (_stack, True),
+    "split": (_split, True),
+    "unstack": (_unstack, True),
+    "pad": (_pad, True),
+    "rev": (_rev, True),
+    "iota": (_iota, True),
+    "dynamic_slice": (_dynamic_slice, True),
+    "dynamic_update_slice": (_dynamic_update_slice, False),
+    "gather": (_gather, True),
+    "scatter-add": (_scatter_add, True),
+    "dot_general": (_dot_general, True),
 }
-_SHAPED = ("broadcast_in_dim", "reshape", "squeeze", "transpose")
-_REDUCES = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min")
+_SHAPED = ("broadcast_in_dim", "reshape", "squeeze", "transpose", "argmax", "argmin", "slice",
+           "concatenate", "stack", "split", "unstack", "pad", "rev", "iota", "dynamic_slice",
+           "dynamic_update_slice", "gather", "scatter-add", "dot_general")  # fmt: skip
+_REDUCES = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
 _PRODUCTS = ("mul", "square", "integer_pow")
-_SUMS = ("add", "add_any", "sub")
-_CARRY = ("neg", "broadcast_in_dim", "reshape", "squeeze", "transpose", "select_n")
+_SUMS = ("add", "add_any", "sub", "scatter-add")
+_CARRY = ("neg", "broadcast_in_dim", "reshape", "squeeze", "transpose", "select_n", "slice",
+          "concatenate", "stack", "split", "unstack", "pad", "rev", "dynamic_slice",
+          "dynamic_update_slice", "gather", "clamp")  # fmt: skip
 _PASS = ("optimization_barrier", "stop_gradient", "copy", "copy_p")
 _CALLS = {
     "jit": "jaxpr",
     "pjit": "jaxpr",
     "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
     "closed_call": "call_jaxpr",
 }
 _PARAMS = {
@@ -229,6 +443,22 @@ _PARAMS = {
     "reduce_prod": ("axes",),
     "reduce_max": ("axes",),
     "reduce_min": ("axes",),
+    "reduce_and": ("axes",),
+    "reduce_or": ("axes",),
+    "argmax": ("axes", "index_dtype"),
+    "argmin": ("axes", "index_dtype"),
+    "slice": ("start_indices", "limit_indices", "strides"),
+    "concatenate": ("dimension",),
+    "stack": ("axis",),
+    "split": ("sizes", "axis"),
+    "unstack": ("axis",),
+    "pad": ("padding_config",),
+    "rev": ("dimensions",),
+    "iota": ("dtype", "shape", "dimension"),
+    "dynamic_slice": ("slice_sizes",),
+    "gather": ("dimension_numbers", "slice_sizes", "mode", "fill_value"),
+    "scatter-add": ("dimension_numbers", "mode"),
+    "dot_general": ("dimension_numbers", "preferred_element_type"),
 }
 
 
@@ -321,6 +551,8 @@ def _plain(v):
         return v
     if isinstance(v, (np.integer,)):
         return int(v)
+    if isinstance(v, enum.Enum):  # gather's mode
+        return v.name
     return np.dtype(v).name
 
 
@@ -425,10 +657,15 @@ def translate(fn, avals):
     XLA:CPU's program would, or None when its jaxpr needs a primitive outside the table
     (or jax's jaxpr format is not the one this reads)."""
     try:
-        closed = jax.make_jaxpr(fn)(*avals)
-        steps, ins, outs, init, scalars = _steps(closed.jaxpr, closed.consts)
+        return from_jaxpr(jax.make_jaxpr(fn)(*avals))
     except Exception:  # noqa: BLE001 - Unsupported, or another jax's jaxpr: compile
         return None
+
+
+def from_jaxpr(closed):
+    """The :class:`HostProgram` of a closed jaxpr; raises :class:`Unsupported` for a
+    primitive outside the table (or a sum of a product)."""
+    steps, ins, outs, init, scalars = _steps(closed.jaxpr, closed.consts)
     dtypes = [np.dtype(v.aval.dtype).name for v in closed.jaxpr.invars]
     specs = [[list(v.aval.shape), np.dtype(v.aval.dtype).name] for v in closed.jaxpr.outvars]
     return HostProgram(steps, ins, outs, init, dtypes, specs, scalars)

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _rng as _random
 from .._caches import LRU
 from .._ops import buckets as _buckets
+from .._ops import hostcall as _hostcall
 from .._tape import sizeclass as _sizeclass
 from .._tape.node import (
     Kind,
@@ -53,8 +54,12 @@ def invoke(op, args, kwargs, out=None):
         res, node_fn = _recorded(op, static_key, args, arrays, NDArray)
     else:
         node_fn = None
-        # a new shape runs on its size class (no compile per shape); None: the exact kernel
-        res = None if op.bucket is None else _buckets.run(op, static_key, arrays, len(args))
+        # a new shape runs on its size class, or as its own jaxpr in NumPy (no compile per
+        # shape); None: the exact kernel
+        if op.bucket is not None:
+            res = _buckets.run(op, static_key, arrays, len(args))
+        else:
+            res = None if op.random else _hostcall.run(op, static_key, arrays, len(args))
         if res is None:
             try:
                 res = op.kernel(static_key)(*arrays)

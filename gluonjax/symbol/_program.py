@@ -21,11 +21,14 @@ programs.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 
 from .. import _compile
 from .._caches import LRU
 from .._ops import buckets
+from .._ops.hostcall import HostCalls
 from .._tape import sizeclass
 from .._tape.node import inexact, pullback
 from ._eval import graph_function, run_node
@@ -96,6 +99,7 @@ class Program:
             and all(n.op is None or n.op.bucket is not None for n in self.graph.nodes)
         )
         self._seen = {}
+        self._host = {}  # training flag -> the forward's exact-shape host programs
 
     def _count(self, args, peek):
         """Whether a call on these argument shapes runs node by node; ``peek``: do not
@@ -193,7 +197,16 @@ class Program:
         """``(outputs list, new aux dict)`` as jax arrays."""
         if self._count(args, peek=False):
             return self._sized_forward(args, aux)[0], {}
-        return self._fwd(args, aux, seed_key, counter, training=bool(training) and self.moded)
+        training = bool(training) and self.moded
+        host = self._host.get(training)
+        if host is None:
+            host = self._host[training] = HostCalls(
+                functools.partial(self._forward, training=training)
+            )
+        res = host(args, aux, seed_key, counter)
+        if res is not None:
+            return res
+        return self._fwd(args, aux, seed_key, counter, training=training)
 
     def output_specs(self, args, aux, seed_key, counter):
         """Shapes/dtypes of the outputs (``jax.ShapeDtypeStruct``), without running."""
@@ -207,19 +220,25 @@ class Program:
         cache_key = (tuple(diff_names), tuple(add_names), bool(training) and self.moded)
         fn = self._bwd.get(cache_key)
         if fn is None:
-            fn = _compile.jit(self._make_backward(*cache_key), "train")
-            if self.sized:
-                fn = self._either(fn, cache_key[0], cache_key[1])
+            bwd = self._make_backward(*cache_key)
+            fn = self._either(_compile.jit(bwd, "train"), HostCalls(bwd), *cache_key[:2])
             self._bwd[cache_key] = fn
         return fn
 
-    def _either(self, compiled, diff_names, add_names):
+    def _either(self, compiled, host, diff_names, add_names):
+        """The backward: node by node on size classes (a graph of size-class ops on new
+        shapes), else as one host program (its jaxpr in NumPy, new shapes), else
+        compiled."""
+
         def fn(args, aux, seed_key, counter, heads, old_grads):
-            if self._count(args, peek=True):
+            if self.sized and self._count(args, peek=True):
                 try:
                     return self._sized_backward(args, aux, heads, diff_names, add_names, old_grads)
                 except Exception:  # noqa: BLE001 - the compiled backward runs it (or raises
                     pass  # the op's own error, naming the node)
+            res = host(args, aux, seed_key, counter, heads, old_grads)
+            if res is not None:
+                return res
             return compiled(args, aux, seed_key, counter, heads, old_grads)
 
         return fn
