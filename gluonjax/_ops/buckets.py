@@ -719,7 +719,9 @@ def to_device(h):
     """A host array as a jax array on the default device: a copy and no program
     (``jnp.asarray`` of a numpy array compiles one per shape). jaxlib's batched put
     takes 5 us where ``jax.device_put`` takes 35; if this jaxlib lacks it, the latter."""
-    h = np.ascontiguousarray(h)
+    h = np.asarray(h)
+    if not h.flags.c_contiguous:  # (np.ascontiguousarray would make rank 0 rank 1)
+        h = np.ascontiguousarray(h)
     if h.dtype.itemsize == 8 and not jax.config.jax_enable_x64:  # what device_put does
         h = h.astype(jax.dtypes.canonicalize_dtype(h.dtype))
     put = _PUT.get("put")

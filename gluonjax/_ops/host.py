@@ -148,7 +148,15 @@ def _broadcast_in_dim(x, shape, broadcast_dimensions, **_):
 
 def _reduce(ufunc):
     def run(x, axes, **_):
-        return ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype)
+        r = ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype)
+        if ufunc in (np.maximum, np.minimum) and _float(x.dtype):
+            z = r == 0
+            if np.any(z):  # XLA: -0 < +0, so a max of zeros is +0 unless all are -0
+                sign = np.signbit(x) if ufunc is np.maximum else ~np.signbit(x)
+                other = np.logical_or.reduce((x == 0) & ~sign, axis=tuple(axes))
+                r = np.where(z, np.where(other, 0.0, -0.0) * (1 if ufunc is np.maximum else -1),
+                             r).astype(x.dtype)  # fmt: skip
+        return r
 
     return run
 
