@@ -255,39 +255,52 @@ def _fill(dtype, value):
     return True
 
 
-def _gather(x, idx, dimension_numbers, slice_sizes, mode, fill_value=None, **_):
-    """XLA's gather (the index vector last, as jax emits it): each start is clamped so
-    its window fits (``CLIP``, ``PROMISE_IN_BOUNDS``), or the window is filled when it
-    does not (``FILL_OR_DROP``)."""
-    offset_dims, collapsed, start_map, op_batch, idx_batch = dimension_numbers
-    if mode not in ("CLIP", "PROMISE_IN_BOUNDS", "FILL_OR_DROP"):
-        raise Unsupported(f"gather mode {mode}")
+_MODES = ("CLIP", "PROMISE_IN_BOUNDS", "FILL_OR_DROP")
+
+
+def _windows(x, idx, sizes, start_map, op_batch, idx_batch, clip):
+    """The windows of a gather or scatter (the index vector last, as jax emits it): the
+    operand index of every window element, shape ``batch + sizes`` per operand dim, and
+    whether each window lies inside the operand. ``clip``: starts are clamped so the
+    window fits (then every window is inside)."""
     idx = np.asarray(idx).astype(np.int64)
     batch = idx.shape[:-1]
+    nb, tail = len(batch), (1,) * x.ndim
     starts = np.zeros(batch + (x.ndim,), np.int64)
     for k, d in enumerate(start_map):
         starts[..., d] = idx[..., k]
     for d, b in zip(op_batch, idx_batch):  # operand dim d follows batch dim b of the indices
-        starts[..., d] = np.arange(batch[b]).reshape(
-            [-1 if e == b else 1 for e in range(len(batch))]
-        )
-    top = np.asarray(x.shape, np.int64) - np.asarray(slice_sizes, np.int64)
-    inside = np.all((starts >= 0) & (starts <= top), axis=-1)
-    starts = np.clip(starts, 0, top)
-    nb, tail = len(batch), (1,) * x.ndim
+        starts[..., d] = np.arange(batch[b]).reshape([-1 if e == b else 1 for e in range(nb)])
+    top = np.asarray(x.shape, np.int64) - np.asarray(sizes, np.int64)
+    if clip:
+        starts = np.clip(starts, 0, top)
+    inside = np.all((starts >= 0) & (starts <= top), axis=-1).reshape(batch + tail)
+    starts = np.clip(starts, 0, np.maximum(top, 0))
+    full = tuple(batch) + tuple(sizes)
     grids = []
-    for d, k in enumerate(slice_sizes):
+    for d, k in enumerate(sizes):
         view = [1] * (nb + x.ndim)
         view[nb + d] = k
-        grids.append(starts[..., d].reshape(batch + tail) + np.arange(k).reshape(view))
+        g = starts[..., d].reshape(batch + tail) + np.arange(k).reshape(view)
+        grids.append(np.broadcast_to(g, full))
+    return batch, grids, inside
+
+
+def _gather(x, idx, dimension_numbers, slice_sizes, mode, fill_value=None, **_):
+    """XLA's gather: each start is clamped so its window fits (``CLIP``,
+    ``PROMISE_IN_BOUNDS``), or a window that does not fit is filled (``FILL_OR_DROP``)."""
+    offset_dims, collapsed, start_map, op_batch, idx_batch = dimension_numbers
+    if mode not in _MODES:
+        raise Unsupported(f"gather mode {mode}")
+    fill = mode == "FILL_OR_DROP"
+    batch, grids, inside = _windows(x, idx, slice_sizes, start_map, op_batch, idx_batch,
+                                    not fill)  # fmt: skip
     g = x[tuple(grids)] if x.ndim else np.broadcast_to(x, batch)
-    if mode == "FILL_OR_DROP" and not inside.all():
-        g = np.where(
-            inside.reshape(batch + tail), g, np.asarray(_fill(x.dtype, fill_value), x.dtype)
-        )
+    if fill and not inside.all():
+        g = np.where(inside, g, np.asarray(_fill(x.dtype, fill_value), x.dtype))
     keep = [k for d, k in enumerate(slice_sizes) if d not in collapsed and d not in op_batch]
     g = g.reshape(batch + tuple(keep))
-    rank = nb + len(keep)
+    nb, rank = len(batch), len(batch) + len(keep)
     perm, b, o = [], iter(range(nb)), iter(range(nb, rank))
     for pos in range(rank):
         perm.append(next(o) if pos in offset_dims else next(b))
@@ -299,33 +312,16 @@ def _scatter_add(x, idx, upd, dimension_numbers, mode, **_):
     the updates (``np.add.at``); a window that does not fit is skipped, or its start
     clamped (``CLIP``)."""
     win_dims, inserted, start_map, op_batch, idx_batch = dimension_numbers
-    if mode not in ("CLIP", "PROMISE_IN_BOUNDS", "FILL_OR_DROP"):
+    if mode not in _MODES:
         raise Unsupported(f"scatter mode {mode}")
-    idx = np.asarray(idx).astype(np.int64)
-    batch = idx.shape[:-1]
-    nb, tail = len(batch), (1,) * x.ndim
     it = iter(upd.shape[d] for d in win_dims)
     sizes = [1 if d in inserted or d in op_batch else next(it) for d in range(x.ndim)]
-    starts = np.zeros(batch + (x.ndim,), np.int64)
-    for k, d in enumerate(start_map):
-        starts[..., d] = idx[..., k]
-    for d, b in zip(op_batch, idx_batch):
-        starts[..., d] = np.arange(batch[b]).reshape([-1 if e == b else 1 for e in range(nb)])
-    top = np.asarray(x.shape, np.int64) - np.asarray(sizes, np.int64)
-    if mode == "CLIP":
-        starts = np.clip(starts, 0, top)
-    inside = np.all((starts >= 0) & (starts <= top), axis=-1)
-    starts = np.clip(starts, 0, np.maximum(top, 0))
+    batch, grids, inside = _windows(x, idx, sizes, start_map, op_batch, idx_batch,
+                                    mode == "CLIP")  # fmt: skip
     order = [d for d in range(upd.ndim) if d not in win_dims] + list(win_dims)
     full = tuple(batch) + tuple(sizes)
     u = np.transpose(upd, order).reshape(full)
-    grids = []
-    for d, k in enumerate(sizes):
-        view = [1] * (nb + x.ndim)
-        view[nb + d] = k
-        g = starts[..., d].reshape(batch + tail) + np.arange(k).reshape(view)
-        grids.append(np.broadcast_to(g, full))
-    keep = np.broadcast_to(inside.reshape(batch + tail), full)
+    keep = np.broadcast_to(inside, full)
     out = np.array(x)
     np.add.at(out, tuple(g[keep] for g in grids), u[keep])
     return out
