@@ -722,12 +722,13 @@ def to_device(h):
     h = np.asarray(h)
     if not h.flags.c_contiguous:  # (np.ascontiguousarray would make rank 0 rank 1)
         h = np.ascontiguousarray(h)
-    if h.dtype.itemsize == 8 and not jax.config.jax_enable_x64:  # what device_put does
+    x64 = jax.config.jax_enable_x64  # (jax.enable_x64 scopes it: read per call)
+    if h.dtype.itemsize == 8 and not x64:  # what device_put does
         h = h.astype(jax.dtypes.canonicalize_dtype(h.dtype))
     put = _PUT.get("put")
     if put is None:
-        put = _PUT["put"] = _fast_put() or jax.device_put
-    return put(h)
+        put = _PUT["put"] = _fast_put() or (lambda v, _x64: jax.device_put(v))
+    return put(h, x64)
 
 
 def _fast_put():
@@ -737,15 +738,14 @@ def _fast_put():
 
         dev = _default_device()
         sharding = jax.sharding.SingleDeviceSharding(dev)
-        x64 = bool(jax.config.jax_enable_x64)
 
-        def put(h):
+        def put(h, x64):
             return xc.batched_device_put(
                 core.ShapedArray(h.shape, h.dtype), sharding, [h], [dev], True, enable_x64=x64
             )
 
         probe = np.arange(3, dtype=np.float32)
-        if not np.array_equal(np.asarray(put(probe)), probe):
+        if not np.array_equal(np.asarray(put(probe, False)), probe):
             return None
         return put
     except Exception:  # noqa: BLE001 - another jaxlib: the public path

@@ -428,6 +428,8 @@ _SUMS = ("add", "add_any", "sub", "scatter-add")
 _CARRY = ("neg", "broadcast_in_dim", "reshape", "squeeze", "transpose", "select_n", "slice",
           "concatenate", "stack", "split", "unstack", "pad", "rev", "dynamic_slice",
           "dynamic_update_slice", "gather", "clamp")  # fmt: skip
+# sums whose order NumPy may not share with XLA: equal within rounding, not bit for bit
+_ORDERED = ("reduce_sum", "reduce_prod", "dot_general", "scatter-add")
 _PASS = ("optimization_barrier", "stop_gradient", "copy", "copy_p")
 _CALLS = {
     "jit": "jaxpr",
@@ -492,6 +494,7 @@ def _steps(jaxpr, consts):
 
     steps = []
     products = set()  # slots holding a product: an add of one is fused into an FMA by XLA
+    spread = set()  # slots holding a broadcast value: XLA may divide by one as a * (1 / b)
 
     def walk(jx, ins, cs):
         for var, val in zip(jx.constvars, cs):
@@ -529,6 +532,13 @@ def _steps(jaxpr, consts):
                 raise Unsupported("a sum of a product (XLA fuses it into an FMA)")
             if name in _PRODUCTS or (name in _CARRY and products.intersection(in_k)):
                 products.update(out_k)
+            if name == "div" and _spread_divisor(e, in_k[1], spread):
+                # XLA rewrites a / broadcast(b) into a * broadcast(1 / b) for some shapes
+                raise Unsupported("a division by a broadcast value")
+            if (name == "broadcast_in_dim" and _grows(e)) or (
+                name in _MOVES and spread.intersection(in_k)
+            ):
+                spread.update(out_k)
             entry = _PRIMS.get(name)
             if entry is None:
                 raise Unsupported(f"primitive {name}")
@@ -541,6 +551,22 @@ def _steps(jaxpr, consts):
     top_in = [slot(v) for v in jaxpr.invars]
     outs = walk(jaxpr, top_in, consts)
     return steps, top_in, outs, init, sorted(scalars)
+
+
+_MOVES = ("reshape", "squeeze", "transpose", "convert_element_type", "broadcast_in_dim", "neg")
+
+
+def _grows(e):
+    return math.prod(e.outvars[0].aval.shape) > math.prod(e.invars[0].aval.shape)
+
+
+def _spread_divisor(e, k, spread):
+    """Whether the divisor of ``div`` eqn ``e`` (slot ``k``) is a broadcast value: made
+    by a broadcast (an optimization barrier stops that), or smaller than the quotient
+    (broadcast by the division itself)."""
+    if k in spread:
+        return True
+    return math.prod(e.invars[1].aval.shape) < math.prod(e.outvars[0].aval.shape)
 
 
 def _ident(x):
@@ -565,13 +591,16 @@ class HostProgram:
     (primitive names, slots, plain parameters, constants): :meth:`to_json` and
     :meth:`from_json` carry it between processes without executing anything.
 
+    ``exact``: no step sums in an order of its own (:data:`_ORDERED`), so the outputs
+    are XLA's bit for bit.
+
     ``generic``: every step is elementwise (a rank-0 value broadcast by NumPy's rules
     rather than to the class shape) or a reduction over axes of a full array, so
     :meth:`raw` runs it on unpadded arrays of any shape with the same values per
     element."""
 
     __slots__ = ("steps", "ins", "outs", "init", "in_dtypes", "specs", "scalars", "generic",
-                 "out_specs", "_run", "_run_raw", "_env")  # fmt: skip
+                 "exact", "out_specs", "_run", "_run_raw", "_env")  # fmt: skip
 
     def __init__(self, steps, ins, outs, init, in_dtypes, specs, scalars):
         self.steps, self.ins, self.outs, self.init = steps, ins, outs, init
@@ -597,6 +626,7 @@ class HostProgram:
             elif name not in _REDUCES and all(k in small for k in in_k):
                 small.update(out_k)
         self.generic = generic
+        self.exact = not any(step[0] in _ORDERED for step in steps)
         self._run, self._run_raw = run, raw
         self._env = dict(init)
 
@@ -619,7 +649,7 @@ class HostProgram:
             for fn, in_k, out_k, params, dts in steps:
                 vals = [env[k] for k in in_k]
                 res = fn(*vals, **params) if params is not None else fn(*vals)
-                if len(out_k) == 1:
+                if type(res) is not tuple:  # split, unstack: a tuple, even of one
                     res = (res,)
                 for k, r, d in zip(out_k, res, dts):
                     r = np.asarray(r)

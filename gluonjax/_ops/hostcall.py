@@ -11,10 +11,13 @@ traced steps at that shape: one trace (about 1 ms), no lowering, no compile. A
 primitive outside the table turns the host path off for the whole function (one trace
 lost, once); a call that meets a subnormal value runs compiled (XLA:CPU flushes them).
 
-Values: bit for bit XLA's for everything but sums and ``dot_general``, which may add in
-another order (the reductions' tolerance; tested). After :data:`buckets.HOT` calls on
-one set of shapes the caller compiles as before, so loops on fixed shapes run XLA's
-fused program. Only concrete single-device CPU arrays take this path.
+Values: bit for bit XLA's for everything but sums, ``scatter-add`` and ``dot_general``,
+which may add in another order (the reductions' tolerance; tested). Such a program runs
+on the host once per shape, so a second call on that shape (a loop, a finite-difference
+check comparing calls) gets the compiled program's rounding every time. An exact one runs
+until :data:`buckets.HOT` calls on one set of shapes; then the caller compiles as before,
+so loops on fixed shapes run XLA's fused program. Only concrete single-device CPU arrays
+take this path.
 ``GLUONJAX_HOST_OPS=0`` (or ``GLUONJAX_SIZE_CLASSES=0``) turns it off.
 """
 
@@ -27,7 +30,7 @@ from .._caches import LRU
 from . import buckets
 from . import host as _host
 
-__all__ = ["HostCalls", "run", "STATS"]
+__all__ = ["HostCalls", "run", "forward", "STATS"]
 
 STATS = {"made": 0, "runs": 0, "off": 0}
 _SEEN_MAX = 1 << 14
@@ -78,6 +81,10 @@ class HostCalls:
             outs = prog(*[np.asarray(v) for v in leaves])
         except _host.Unsupported:
             return None  # a subnormal value: XLA:CPU flushes it, the compiled program runs
+        if not prog.exact:
+            # sums in NumPy's order: only this first call, so that repeated calls on one
+            # shape (a finite-difference loop) all get the compiled program's rounding
+            self.progs[key] = None
         STATS["runs"] += 1
         return jax.tree_util.tree_unflatten(out_tree, [buckets.to_device(o) for o in outs])
 
@@ -116,7 +123,7 @@ def _key(leaves, tree):
     arrays = [v for v in leaves if type(v) is buckets._ARRAY]
     if arrays and not buckets._concrete_cpu(arrays):
         return None
-    key = [tree]
+    key = [tree, jax.config.jax_enable_x64]  # the trace's types depend on it
     for v in leaves:
         t = type(v)
         if t is buckets._ARRAY:
@@ -138,6 +145,11 @@ def run(op, static_key, arrays, n):
     :data:`buckets.HOT` times, computed by NumPy, or None: the op's compiled kernel."""
     if buckets.seen(op, static_key, arrays, n):
         return None
+    return forward(op, static_key, arrays)
+
+
+def forward(op, static_key, arrays):
+    """``op``'s result computed by NumPy (the call already counted), or None."""
     k = (op.name, static_key)
     calls = _OPS.get(k)
     if calls is None:

@@ -50,7 +50,7 @@ class Kind(enum.Enum):
     DEFERRED = "deferred hybridized call"  # recorded, not run: ``call`` says how
     FORCED = "deferred call run on its own"  # a DEFERRED node whose value was read
     FUNCTION = "custom autograd.Function"  # ``bwd`` runs the user's backward
-    BUCKET = "eager op on a size class"  # ``bwd`` runs the op's VJP on the size class
+    BUCKET = "eager op on a size class"  # ``bwd``: the VJP on the class, or on the host
     GRAD = "gradient of grad(create_graph=True)"  # ``bwd``: vjp of the gradient function
     FREED = "freed by backward"  # retain_graph=False: nothing left to differentiate
 

@@ -1,4 +1,5 @@
-"""The VJP of an eager op that ran on a size class (``_ops.buckets``).
+"""The VJP of an eager op that ran on a size class (``_ops.buckets``), or as an
+exact-shape host program (``_ops.hostcall``: :func:`exact_vjp`).
 
 One program per (op, attributes, dtypes, class, differentiated inputs): it recomputes
 the op's forward from the padded inputs (elementwise ops and reductions are cheap to
@@ -8,13 +9,16 @@ symbolic executor both differentiate size-class calls through :func:`vjp`.
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
+from .._caches import LRU
 from .._ops import buckets
 from .._ops.host import Unsupported
+from .._ops.hostcall import HostCalls
 from .node import pullback
 
-__all__ = ["vjp"]
+__all__ = ["vjp", "exact_vjp"]
 
 
 def vjp(p, positions, ct):
@@ -54,3 +58,31 @@ def vjp(p, positions, ct):
             pass  # a subnormal value: the padded program below
     grads = buckets.execute(key, make, avals, [*p.args, p.pad_out(ct)])
     return tuple(buckets.to_device(buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads))
+
+
+_EXACT = LRU(1024, "exact-shape VJPs of eager ops")
+
+
+def exact_vjp(op, static_key, positions, arrays, ct):
+    """Cotangents of inputs ``positions`` of an eager call of ``op`` on ``arrays`` (its
+    forward ran as an exact-shape host program) for the output cotangent ``ct``: the
+    VJP's jaxpr run by NumPy at these shapes, else compiled for them."""
+    key = (op.name, static_key, positions)
+    pair = _EXACT.get(key)
+    if pair is None:
+        bound = op.bound(static_key)
+
+        def pulled(vals, head):
+            def f(*d):
+                full = list(vals)
+                for pos, v in zip(positions, d):
+                    full[pos] = v
+                return (bound(*full),)
+
+            return tuple(pullback(f, [vals[k] for k in positions], (head,))[1])
+
+        pair = _EXACT.put(key, (HostCalls(pulled, count=False), jax.jit(pulled)))
+    host, compiled = pair
+    vals = tuple(arrays)
+    res = host(vals, ct)
+    return res if res is not None else compiled(vals, ct)

@@ -113,6 +113,10 @@ def _recorded(op, static_key, args, arrays, NDArray):
         hit = _bucket_recorded(op, static_key, args, arrays, mask)
         if hit is not None:
             return hit
+    elif any(mask) and not (op.random or op.aux):
+        hit = _host_recorded(op, static_key, args, arrays, mask)
+        if hit is not None:
+            return hit
     key = (op.name, static_key, mask, len(arrays))
     fwd = _VJP_FWD.get(key)
     if fwd is None:
@@ -165,6 +169,28 @@ def _bucket_recorded(op, static_key, args, arrays, mask):
     def bwd(cts):
         return _sizeclass.vjp(p, positions, cts[0])
 
+    return out, _host_node(op, static_key, args, arrays, mask, positions, bwd)
+
+
+def _host_recorded(op, static_key, args, arrays, mask):
+    """A recorded op without size classes on a new shape: the forward, and at backward
+    the VJP, run as exact-shape host programs (``_ops.hostcall``) where the op's jaxpr
+    allows; None: the compiled path."""
+    if _buckets.seen(op, static_key, arrays, len(args)):
+        return None
+    out = _hostcall.forward(op, static_key, arrays)
+    if out is None or isinstance(out, (tuple, list)):
+        return None
+    positions = tuple(i for i, m in enumerate(mask) if m)
+
+    def bwd(cts):
+        return _sizeclass.exact_vjp(op, static_key, positions, arrays, cts[0])
+
+    return out, _host_node(op, static_key, args, arrays, mask, positions, bwd)
+
+
+def _host_node(op, static_key, args, arrays, mask, positions, bwd):
+    """The tape node maker of a single-output call whose backward is ``bwd``."""
     bound = op.bound(static_key)
 
     def replay(*pv):
@@ -181,7 +207,7 @@ def _bucket_recorded(op, static_key, args, arrays, mask):
         node.origin = OpOrigin(op, static_key, len(args), positions, 0)
         return node
 
-    return out, make_node
+    return make_node
 
 
 def _make_vjp_fwd(op, static_key, mask, offset):
