@@ -311,6 +311,16 @@ def _scatter_add(x, idx, upd, dimension_numbers, mode, **_):
     """XLA's scatter-add: each window of ``upd`` is added at its start, in the order of
     the updates (``np.add.at``); a window that does not fit is skipped, or its start
     clamped (``CLIP``)."""
+    return _scatter_into(x, idx, upd, dimension_numbers, mode, add=True)
+
+
+def _scatter(x, idx, upd, dimension_numbers, mode, **_):
+    """XLA's scatter (the updates replace): windows that overlap have no defined order in
+    XLA, so a call where two written elements meet runs compiled."""
+    return _scatter_into(x, idx, upd, dimension_numbers, mode, add=False)
+
+
+def _scatter_into(x, idx, upd, dimension_numbers, mode, add):
     win_dims, inserted, start_map, op_batch, idx_batch = dimension_numbers
     if mode not in _MODES:
         raise Unsupported(f"scatter mode {mode}")
@@ -323,7 +333,15 @@ def _scatter_add(x, idx, upd, dimension_numbers, mode, **_):
     u = np.transpose(upd, order).reshape(full)
     keep = np.broadcast_to(inside, full)
     out = np.array(x)
-    np.add.at(out, tuple(g[keep] for g in grids), u[keep])
+    where = tuple(g[keep] for g in grids)
+    if add:
+        np.add.at(out, where, u[keep])
+        return out
+    if where and where[0].size:
+        flat = np.ravel_multi_index(where, x.shape)
+        if np.unique(flat).size != flat.size:
+            raise Unsupported("a scatter writing one element twice")
+    out[where] = u[keep]
     return out
 
 
@@ -417,17 +435,18 @@ _PRIMS = {
     "dynamic_update_slice": (_dynamic_update_slice, False),
     "gather": (_gather, True),
     "scatter-add": (_scatter_add, True),
+    "scatter": (_scatter, True),
     "dot_general": (_dot_general, True),
 }
 _SHAPED = ("broadcast_in_dim", "reshape", "squeeze", "transpose", "argmax", "argmin", "slice",
            "concatenate", "stack", "split", "unstack", "pad", "rev", "iota", "dynamic_slice",
-           "dynamic_update_slice", "gather", "scatter-add", "dot_general")  # fmt: skip
+           "dynamic_update_slice", "gather", "scatter-add", "scatter", "dot_general")  # fmt: skip
 _REDUCES = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
 _PRODUCTS = ("mul", "square", "integer_pow")
 _SUMS = ("add", "add_any", "sub", "scatter-add")
 _CARRY = ("neg", "broadcast_in_dim", "reshape", "squeeze", "transpose", "select_n", "slice",
           "concatenate", "stack", "split", "unstack", "pad", "rev", "dynamic_slice",
-          "dynamic_update_slice", "gather", "clamp")  # fmt: skip
+          "dynamic_update_slice", "gather", "scatter", "clamp")  # fmt: skip
 # sums whose order NumPy may not share with XLA: equal within rounding, not bit for bit
 _ORDERED = ("reduce_sum", "reduce_prod", "dot_general", "scatter-add")
 _PASS = ("optimization_barrier", "stop_gradient", "copy", "copy_p")
@@ -464,6 +483,7 @@ _PARAMS = {
     "dynamic_slice": ("slice_sizes",),
     "gather": ("dimension_numbers", "slice_sizes", "mode", "fill_value"),
     "scatter-add": ("dimension_numbers", "mode"),
+    "scatter": ("dimension_numbers", "mode"),
     "dot_general": ("dimension_numbers", "preferred_element_type"),
 }
 
