@@ -30,20 +30,8 @@ def vjp(p, positions, ct):
         return p.avals() + (p.out_aval(),)
 
     def make():
-        fn = p.make()
-
-        def pulled(*a):
-            consts, head = list(a[:n_args]), a[n_args]
-
-            def f(*d):
-                full = list(consts)
-                for pos, v in zip(positions, d):
-                    full[pos] = v
-                return (fn(*full),)
-
-            return tuple(pullback(f, [consts[k] for k in positions], (head,))[1])
-
-        return pulled
+        pulled = _pulled(p.make(), positions)
+        return lambda *a: pulled(a[:n_args], a[n_args])
 
     key = ("vjp", p.key, tuple(positions))
     prog = buckets.generic(key, make, avals) if p.key[0] == "map" else None
@@ -60,6 +48,22 @@ def vjp(p, positions, ct):
     return tuple(buckets.to_device(buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads))
 
 
+def _pulled(fn, positions):
+    """``pulled(vals, head)``: the cotangents of ``fn``'s inputs ``positions`` at the
+    inputs ``vals`` for the output cotangent ``head``."""
+
+    def pulled(vals, head):
+        def f(*d):
+            full = list(vals)
+            for pos, v in zip(positions, d):
+                full[pos] = v
+            return (fn(*full),)
+
+        return tuple(pullback(f, [vals[k] for k in positions], (head,))[1])
+
+    return pulled
+
+
 _EXACT = LRU(1024, "exact-shape VJPs of eager ops")
 
 
@@ -70,17 +74,7 @@ def exact_vjp(op, static_key, positions, arrays, ct):
     key = (op.name, static_key, positions)
     pair = _EXACT.get(key)
     if pair is None:
-        bound = op.bound(static_key)
-
-        def pulled(vals, head):
-            def f(*d):
-                full = list(vals)
-                for pos, v in zip(positions, d):
-                    full[pos] = v
-                return (bound(*full),)
-
-            return tuple(pullback(f, [vals[k] for k in positions], (head,))[1])
-
+        pulled = _pulled(op.bound(static_key), positions)
         pair = _EXACT.put(key, (HostCalls(pulled, count=False), jax.jit(pulled)))
     host, compiled = pair
     vals = tuple(arrays)

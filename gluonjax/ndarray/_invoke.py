@@ -169,7 +169,7 @@ def _bucket_recorded(op, static_key, args, arrays, mask):
     def bwd(cts):
         return _sizeclass.vjp(p, positions, cts[0])
 
-    return out, _host_node(op, static_key, args, arrays, mask, positions, bwd)
+    return out, _bucket_node(op, static_key, args, arrays, mask, positions, bwd)
 
 
 def _host_recorded(op, static_key, args, arrays, mask):
@@ -186,11 +186,12 @@ def _host_recorded(op, static_key, args, arrays, mask):
     def bwd(cts):
         return _sizeclass.exact_vjp(op, static_key, positions, arrays, cts[0])
 
-    return out, _host_node(op, static_key, args, arrays, mask, positions, bwd)
+    return out, _bucket_node(op, static_key, args, arrays, mask, positions, bwd)
 
 
-def _host_node(op, static_key, args, arrays, mask, positions, bwd):
-    """The tape node maker of a single-output call whose backward is ``bwd``."""
+def _bucket_node(op, static_key, args, arrays, mask, positions, bwd):
+    """The maker of the BUCKET tape node of a single-output call (size class or host
+    program) whose backward is ``bwd``."""
     bound = op.bound(static_key)
 
     def replay(*pv):
