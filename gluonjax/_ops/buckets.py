@@ -61,6 +61,7 @@ import numpy as np
 from .. import _compile
 from .._caches import LRU
 from . import host as _host
+from .defs.reduce import norm_axes
 
 __all__ = ["HOT", "size_class", "run", "plan", "program", "enabled", "stats"]
 
@@ -135,7 +136,8 @@ class Plan:
     """
 
     __slots__ = ("key", "make", "specs", "pad", "_args", "raw", "raw_out", "out_shape",
-                 "out_cls", "unpad", "bcast", "pad_out", "unpad_in", "out_spec")  # fmt: skip
+                 "out_cls", "unpad", "bcast", "pad_out", "unpad_in", "out_spec",
+                 "checked")  # fmt: skip
 
     @property
     def args(self):
@@ -151,6 +153,42 @@ class Plan:
     def out_aval(self):
         """The program's (padded) output type, once :func:`forward` ran."""
         return jax.ShapeDtypeStruct(*self.out_spec)
+
+
+# set on a jax array this module made from a host result (``to_device(..., checked=True)``)
+# or whose values it checked: it lies on the default CPU device and holds no value that
+# XLA:CPU flushes (a program's outputs never do), so a host program reads it unchecked
+_CHECKED = "_gj_checked"
+
+
+def host_views(ins):
+    """``(host views of ins, whether every one is checked)``, or None unless every input is
+    a jax array on the default CPU device. An input checked here is marked
+    (:data:`_CHECKED`): its next op skips the check."""
+    hosts = []
+    checked = True
+    for a in ins:
+        if getattr(a, _CHECKED, False):
+            hosts.append(np.asarray(a))
+            continue
+        if not _concrete_cpu((a,)):
+            return None
+        h = np.asarray(a)
+        hosts.append(h)
+        try:
+            _host._check(h)
+        except _host.Unsupported:
+            checked = False  # the host program raises it again: its caller compiles
+            continue
+        _mark(a)
+    return hosts, checked
+
+
+def _mark(a):
+    try:
+        setattr(a, _CHECKED, True)
+    except AttributeError:  # a jax whose arrays take no attributes: checked every time
+        pass
 
 
 def _concrete_cpu(ins):
@@ -202,7 +240,8 @@ def plan(op, static_key, arrays, n):
     """A :class:`Plan` for ``op`` on ``arrays`` (``n`` arrays, then the dynamic
     attributes), or None where the call keeps its exact shape."""
     ins, dyn = arrays[:n], arrays[n:]
-    if not ins or not _concrete_cpu(ins):
+    views = host_views(ins) if ins else None
+    if views is None:
         return None
     dyn_avals = _dyn_avals(dyn)
     if dyn_avals is None:
@@ -212,11 +251,15 @@ def plan(op, static_key, arrays, n):
     if any(d == np.dtype(bool) or d.kind == "V" for d in dtypes):
         return None
     if kind == "map" or kind == "broadcast":
-        return _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind)
-    return _reduce_plan(op, static_key, ins, dyn, dtypes, kind[1])
+        p = _map_plan(op, static_key, ins, views[0], dyn, dyn_avals, dtypes, kind)
+    else:
+        p = _reduce_plan(op, static_key, ins, views[0], dyn, dtypes, kind[1])
+    if p is not None:
+        p.checked = views[1]
+    return p
 
 
-def _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind):
+def _map_plan(op, static_key, ins, hosts, dyn, dyn_avals, dtypes, kind):
     shapes = [tuple(a.shape) for a in ins]
     out_shape = shapes[0]
     bcast = None
@@ -232,7 +275,6 @@ def _map_plan(op, static_key, ins, dyn, dyn_avals, dtypes, kind):
     if size == 0:
         return None
     b = size_class(size)
-    hosts = [np.asarray(a) for a in ins]
 
     def pad():
         args = []
@@ -276,8 +318,7 @@ def _mean(x, count):
     return (s / jnp.asarray(count, acc)).astype(x.dtype)
 
 
-def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
-    from .defs.reduce import norm_axes
+def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
 
     if len(ins) != 1 or dyn:
         return None
@@ -293,7 +334,7 @@ def _reduce_plan(op, static_key, ins, dyn, dtypes, ident):
     dtype = dtypes[0]
     if ident == "mean" and not np.issubdtype(dtype, np.floating):
         return None
-    h = np.asarray(x)
+    h = hosts[0]
     perm = None
     if axes != tuple(range(axes[0], axes[-1] + 1)):
         # axes apart: the kept axes first, in order, then the reduced ones (a host copy)
@@ -674,7 +715,7 @@ def _host_program(key, make, types):
             return prog
         except Exception:  # noqa: BLE001 - a file of another form: translate again
             pass
-    prog = _host.translate(make(), types)
+    prog = _host.translate(make(), types, vector_body=True)
     STATS["host_made"] += prog is not None
     _write(path, _NO_HOST if prog is None else prog.to_json().encode())
     return prog
@@ -715,11 +756,14 @@ def seen(op, static_key, arrays, n):
 _PUT = {}
 
 
-def to_device(h):
+def to_device(h, checked=False):
     """A host array as a jax array on the default device: a copy and no program
     (``jnp.asarray`` of a numpy array compiles one per shape). jaxlib's batched put
-    takes 5 us where ``jax.device_put`` takes 35; if this jaxlib lacks it, the latter."""
-    h = np.asarray(h)
+    takes 3 us where ``jax.device_put`` takes 30; if this jaxlib lacks it, the latter.
+    ``checked``: ``h`` is a program's output (host or compiled), so it holds no value
+    XLA:CPU flushes; the array is marked (:func:`host_views`)."""
+    if type(h) is not np.ndarray:
+        h = np.asarray(h)
     if not h.flags.c_contiguous:  # (np.ascontiguousarray would make rank 0 rank 1)
         h = np.ascontiguousarray(h)
     x64 = jax.config.jax_enable_x64  # (jax.enable_x64 scopes it: read per call)
@@ -728,7 +772,10 @@ def to_device(h):
     put = _PUT.get("put")
     if put is None:
         put = _PUT["put"] = _fast_put() or (lambda v, _x64: jax.device_put(v))
-    return put(h, x64)
+    out = put(h, x64)
+    if checked:
+        _mark(out)
+    return out
 
 
 def _fast_put():
@@ -738,11 +785,16 @@ def _fast_put():
 
         dev = _default_device()
         sharding = jax.sharding.SingleDeviceSharding(dev)
+        avals = {}
 
         def put(h, x64):
-            return xc.batched_device_put(
-                core.ShapedArray(h.shape, h.dtype), sharding, [h], [dev], True, enable_x64=x64
-            )
+            k = (h.shape, h.dtype)
+            aval = avals.get(k)
+            if aval is None:
+                if len(avals) > 4096:
+                    avals.clear()
+                aval = avals[k] = core.ShapedArray(h.shape, h.dtype)
+            return xc.batched_device_put(aval, sharding, [h], [dev], True, enable_x64=x64)
 
         probe = np.arange(3, dtype=np.float32)
         if not np.array_equal(np.asarray(put(probe, False)), probe):
@@ -778,9 +830,12 @@ def _direct(op, static_key, arrays, n):
     ins, dyn = arrays[:n], arrays[n:]
     fam = ("map", op.name, static_key, tuple(a.dtype for a in ins), tuple(type(v) for v in dyn))
     prog = _GENERIC.get(fam)
-    if prog is None or not _concrete_cpu(ins):
+    if prog is None:
         return None
-    hosts = [np.asarray(a) for a in ins]
+    views = host_views(ins)
+    if views is None:
+        return None
+    hosts, checked = views
     shape = hosts[0].shape
     if n > 1 and any(h.shape != shape for h in hosts[1:]):
         if op.bucket != "broadcast":
@@ -789,11 +844,11 @@ def _direct(op, static_key, arrays, n):
     if math.prod(shape) == 0:
         return None
     try:
-        out = prog.raw(*hosts, *dyn)[0]
+        out = prog.raw(*hosts, *dyn, checked=checked)[0]
     except _host.Unsupported:
         return None  # a subnormal value: the plan's path hands it to the compiled program
     STATS["runs"] += 1
-    return to_device(out if out.shape == shape else np.broadcast_to(out, shape))
+    return to_device(out if out.shape == shape else np.broadcast_to(out, shape), True)
 
 
 def _family(key):
@@ -824,14 +879,14 @@ def forward(p):
     STATS["runs"] += 1
     if prog is not None:
         try:
-            out = prog.raw(*p.raw)[0]
+            out = prog.raw(*p.raw, checked=p.checked)[0]
             p.out_spec = (p.out_cls, prog.out_specs[0][1])
-            return to_device(p.raw_out(out))
+            return to_device(p.raw_out(out), True)
         except _host.Unsupported:
             pass  # a subnormal value: the compiled program
     outs = execute(p.key, p.make, p.avals, p.args)
     p.out_spec = (outs[0].shape, outs[0].dtype)
-    return to_device(p.unpad(outs)[0])
+    return to_device(p.unpad(outs)[0], True)
 
 
 def unraw_input(p, k, g):

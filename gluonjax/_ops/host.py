@@ -108,6 +108,92 @@ def _rem(a, b):
     return np.fmod(a, b)
 
 
+# ------------------------------------------------------------------- exp (float32)
+# XLA:CPU computes a float32 ``exp`` with its own polynomial (the Cephes one), inlined
+# into the program: clamp, ``n = floor(x * log2(e) + 1/2)``, a two-part reduction
+# ``r = x - n * ln2``, a degree-5 polynomial by Horner's rule and ``2**n`` made from the
+# exponent bits. On an x86-64 CPU with FMA, LLVM fuses every ``a * b + c`` of it into one
+# fused multiply-add (one rounding). The host repeats those steps: a fused step is the
+# exact float64 product plus the addend, rounded once to float32 (float32 products are
+# exact in float64; ``tools/verify_host_exp.py`` compares all 2**32 inputs with XLA).
+# Where that has not been verified (another jaxlib, a CPU without FMA, XLA flags that
+# change CPU code generation) the call is :class:`Unsupported` and compiles, as before.
+_EXP_VERIFIED = ("0.10.2",)  # jaxlib versions whose XLA:CPU float32 exp was compared
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_EXP_LO, _EXP_HI = np.float32(-87.8), np.float32(88.8)
+_LOG2E, _HALF = np.float32(1.4426950216293335), np.float64(0.5)
+_LN2_HI, _LN2_LO = np.float32(0.693359375), np.float32(-2.1219444170128554e-4)
+_EXP_POLY = tuple(np.float32(c) for c in (
+    1.9875691214110702e-4, 1.398199936375022e-3, 8.333452045917511e-3,
+    4.166579619050026e-2, 1.666666567325592e-1, 0.5))  # fmt: skip
+_exp_state = {}
+
+
+def _exp_verified():
+    """Whether XLA:CPU's float32 exp on this machine is the one the host repeats."""
+    ok = _exp_state.get("ok")
+    if ok is None:
+        ok = _exp_state["ok"] = _exp_platform()
+    return ok
+
+
+def _exp_platform():
+    import os
+    import platform
+
+    try:
+        import jaxlib
+
+        if jaxlib.__version__ not in _EXP_VERIFIED:
+            return False
+        if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+            return False
+        if "xla_cpu" in os.environ.get("XLA_FLAGS", ""):  # ISA or fast-math choices
+            return False
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "fma" in line.split()
+    except (OSError, ImportError, AttributeError):
+        pass
+    return False
+
+
+def _fma(a, b, c, out):
+    """``out = round_f32(a * b + c)``, one rounding (a, b float32: exact product)."""
+    t = np.multiply(a, b, dtype=_F64)
+    return np.add(t, c, out=out, casting="unsafe")
+
+
+def _exp(x, accuracy=None, **_):
+    if x.dtype != _F32 or accuracy is not None or not _exp_verified():
+        raise Unsupported("exp: only float32, where verified")
+    # clamp as XLA's selects do: NaN stays NaN
+    xc = np.where(x < _EXP_LO, _EXP_LO, x)
+    np.copyto(xc, _EXP_HI, where=xc > _EXP_HI)
+    n = np.empty_like(xc)
+    np.floor(_fma(xc, _LOG2E, _HALF, n), out=n)
+    np.clip(n, -127.0, 127.0, out=n)  # NaN stays NaN
+    r = np.empty_like(xc)
+    np.subtract(xc, np.multiply(n, _LN2_HI, dtype=_F64), out=r, casting="unsafe")
+    np.subtract(r, np.multiply(n, _LN2_LO, dtype=_F64), out=r, casting="unsafe")
+    y = np.empty_like(xc)
+    p = _EXP_POLY
+    _fma(r, p[0], p[1], y)
+    for c in p[2:]:
+        _fma(y, r, c, y)
+    _fma(y, np.multiply(r, r), r, y)
+    y += np.float32(1)
+    # 2**n from the exponent bits (n = -127 gives 0; a NaN's n any value: y is NaN)
+    with np.errstate(invalid="ignore"):
+        e = n.astype(np.int32)
+    e += 127
+    e <<= 23
+    y *= e.view(np.float32)
+    y[np.abs(y) < np.finfo(np.float32).tiny] = 0  # flushed, as XLA:CPU does
+    return y
+
+
 def _integer_pow(x, y):
     # lax's own lowering: square-and-multiply, then 1 / result for y < 0
     acc, base, n = None, x, abs(y)
@@ -392,6 +478,7 @@ _PRIMS = {
     "abs": (np.abs, False),
     "sign": (_sign, False),
     "sqrt": (np.sqrt, False),
+    "exp": (_exp, True),
     "floor": (np.floor, False),
     "ceil": (np.ceil, False),
     "square": (np.square, False),
@@ -442,7 +529,8 @@ _SHAPED = ("broadcast_in_dim", "reshape", "squeeze", "transpose", "argmax", "arg
            "concatenate", "stack", "split", "unstack", "pad", "rev", "iota", "dynamic_slice",
            "dynamic_update_slice", "gather", "scatter-add", "scatter", "dot_general")  # fmt: skip
 _REDUCES = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
-_PRODUCTS = ("mul", "square", "integer_pow")
+# exp ends in a product (its 2**n scaling) that XLA may fuse with a following add
+_PRODUCTS = ("mul", "square", "integer_pow", "exp")
 _SUMS = ("add", "add_any", "sub", "scatter-add")
 _CARRY = ("neg", "broadcast_in_dim", "reshape", "squeeze", "transpose", "select_n", "slice",
           "concatenate", "stack", "split", "unstack", "pad", "rev", "dynamic_slice",
@@ -458,6 +546,7 @@ _CALLS = {
     "closed_call": "call_jaxpr",
 }
 _PARAMS = {
+    "exp": ("accuracy",),
     "integer_pow": ("y",),
     "convert_element_type": ("new_dtype",),
     "broadcast_in_dim": ("shape", "broadcast_dimensions"),
@@ -656,16 +745,18 @@ class HostProgram:
         return [r if r.shape == s[0] else np.broadcast_to(r, s[0])
                 for r, s in zip(res, self.out_specs)]  # fmt: skip
 
-    def raw(self, *args):
+    def raw(self, *args, checked=False):
         """The outputs for unpadded arguments (``generic`` programs): rank-0 values are
-        left to broadcast, so an output may be rank 0."""
-        return self._go(self._run_raw, args)
+        left to broadcast, so an output may be rank 0. ``checked``: the array arguments
+        are known to hold no value XLA:CPU flushes (``buckets.host_views``)."""
+        return self._go(self._run_raw, args, checked)
 
-    def _go(self, steps, args):
+    def _go(self, steps, args, checked=False):
         env = dict(self._env)
         with np.errstate(all="ignore"):
             for k, a, d in zip(self.ins, args, self.in_dtypes):
-                env[k] = _check(np.asarray(a, d))
+                h = np.asarray(a, d)
+                env[k] = h if checked and h is a else _check(h)
             for fn, in_k, out_k, params, dts in steps:
                 vals = [env[k] for k in in_k]
                 res = fn(*vals, **params) if params is not None else fn(*vals)
@@ -706,20 +797,47 @@ class HostProgram:
         return cls(steps, b["ins"], b["outs"], init, b["in_dtypes"], b["specs"], b["scalars"])
 
 
-def translate(fn, avals):
+def translate(fn, avals, vector_body=False):
     """A :class:`HostProgram` computing ``fn`` at the argument types ``avals`` as
     XLA:CPU's program would, or None when its jaxpr needs a primitive outside the table
-    (or jax's jaxpr format is not the one this reads)."""
+    (or jax's jaxpr format is not the one this reads). ``vector_body``: see
+    :func:`from_jaxpr`."""
     try:
-        return from_jaxpr(jax.make_jaxpr(fn)(*avals))
+        return from_jaxpr(jax.make_jaxpr(fn)(*avals), vector_body)
     except Exception:  # noqa: BLE001 - Unsupported, or another jax's jaxpr: compile
         return None
 
 
-def from_jaxpr(closed):
+def _flat_vectors(closed):
+    """Every array of the program (inputs, outputs, intermediates) is rank 0, or rank 1
+    and a multiple of 256 long: XLA's loops then run each element in their vector body,
+    never in a scalar remainder."""
+
+    def avals(jx):
+        yield from (v.aval for v in (*jx.invars, *jx.outvars))
+        for e in jx.eqns:
+            yield from (v.aval for v in e.outvars)
+            inner = e.params.get(_CALLS.get(e.primitive.name, ""), None)
+            if inner is not None:
+                yield from avals(getattr(inner, "jaxpr", inner))
+
+    ok = True
+    for a in avals(closed.jaxpr):
+        ok = ok and (a.ndim == 0 or (a.ndim == 1 and a.shape[0] % 256 == 0))
+    return ok
+
+
+def from_jaxpr(closed, vector_body=False):
     """The :class:`HostProgram` of a closed jaxpr; raises :class:`Unsupported` for a
-    primitive outside the table (or a sum of a product)."""
+    primitive outside the table (or a sum of a product).
+
+    ``exp`` is the vector body's (:func:`_exp`); an exact-shape program computes the
+    last ``n mod 8`` elements in a scalar loop, up to an ulp apart. So a program with
+    ``exp`` is translated only for a size class (``vector_body``) whose arrays are flat
+    and a multiple of 256 long."""
     steps, ins, outs, init, scalars = _steps(closed.jaxpr, closed.consts)
+    if any(step[0] == "exp" for step in steps) and not (vector_body and _flat_vectors(closed)):
+        raise Unsupported("exp outside a flat size class (its scalar remainder differs)")
     dtypes = [np.dtype(v.aval.dtype).name for v in closed.jaxpr.invars]
     specs = [[list(v.aval.shape), np.dtype(v.aval.dtype).name] for v in closed.jaxpr.outvars]
     return HostProgram(steps, ins, outs, init, dtypes, specs, scalars)

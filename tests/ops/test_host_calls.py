@@ -256,7 +256,7 @@ def test_a_hot_shape_gets_its_compiled_kernel():
 
 
 def test_a_primitive_outside_the_table_turns_the_host_off_for_that_function():
-    calls = hostcall.HostCalls(lambda v: jnp.exp(v) @ v)
+    calls = hostcall.HostCalls(lambda v: jnp.log(v) @ v)
     x = jnp.ones((3, 3), jnp.float32)
     assert calls(x) is None and calls.off
     assert calls(jnp.ones((4, 4), jnp.float32)) is None  # no second trace

@@ -312,3 +312,93 @@ def test_every_host_form_equals_xla_on_special_values():
         translated.append(name)
         _same_bits(np.asarray(buckets.forward(p)), _via_xla(p), name)
     assert set(MUST) <= set(translated)
+
+
+# ----------------------------------------------------------------------------- exp
+def _exp_inputs():
+    """Every 40009th float32 bit pattern, dense samples of the range exp is finite and
+    normal on, and the edges (clamps, overflow, underflow to zero, NaN payloads)."""
+    pats = np.arange(0, 1 << 32, 40009, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, 88.7, 88.72, 88.73, 88.8, 88.81, -87.3,
+                      -87.34, -87.8, -87.81, -103.9, -104.0, 1e-30, -1e-30, 1e-7, 0.34657,
+                      -0.34658, 1.0, -1.0], np.float32)  # fmt: skip
+    nans = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF812345], np.uint32)
+    x = np.concatenate([pats, RNG.uniform(-90, 90, 200_000).astype(np.float32),
+                        RNG.uniform(-1, 1, 50_000).astype(np.float32), edges,
+                        nans.view(np.float32)])  # fmt: skip
+    return x[~((np.abs(x) < TINY32) & (x != 0))]  # subnormal inputs compile (XLA reads 0)
+
+
+def _xla_exp(x):
+    """XLA:CPU's float32 exp of every element in its vector body: laid out in a length
+    that is a multiple of 256, as a size class is (the scalar remainder of an exact
+    program may differ by an ulp; see tests/ops/test_size_classes.py)."""
+    flat = np.asarray(x, np.float32).reshape(-1)
+    buf = np.zeros(-(-flat.size // 256) * 256, np.float32)
+    buf[: flat.size] = flat
+    return np.asarray(jax.jit(jax.numpy.exp)(buf))[: flat.size].reshape(np.shape(x))
+
+
+def test_host_exp_float32_equals_xla_bit_for_bit():
+    # tools/verify_host_exp.py compares all 2**32 inputs; this is a sample of them
+    x = _exp_inputs()
+    want = _xla_exp(x)
+    if not host._exp_verified():
+        with pytest.raises(host.Unsupported):
+            host._exp(x)
+        pytest.skip("XLA:CPU's float32 exp here is not the verified one: it compiles")
+    with np.errstate(all="ignore"):
+        got = host._exp(x)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_host_exp_other_types_and_accuracy_compile():
+    for dtype in (np.float16, np.float64, ml_dtypes.bfloat16):
+        with pytest.raises(host.Unsupported):
+            host._exp(np.ones(3, dtype))
+    with pytest.raises(host.Unsupported):
+        host._exp(np.ones(3, np.float32), accuracy="high")
+
+
+def test_host_exp_is_off_where_not_verified(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
+    assert host._exp_platform() is False
+    monkeypatch.setattr(host, "_EXP_VERIFIED", ())
+    monkeypatch.delenv("XLA_FLAGS")
+    assert host._exp_platform() is False
+
+
+def test_exp_is_translated_only_where_every_element_is_in_the_vector_body():
+    # exp ends in a multiply (its 2**n scaling) that XLA may fuse with a following add
+    flat = [jax.ShapeDtypeStruct((256,), np.float32)] * 2
+    assert host.translate(lambda x, y: jax.numpy.exp(x) + y, flat, vector_body=True) is None
+    assert host.translate(lambda x, y: jax.numpy.exp(x) * y - x, flat, True) is None
+
+    def fn(x, y):
+        return jax.numpy.maximum(jax.numpy.exp(x) * y, x)
+
+    # an exact-shape program, or one with an array that is not a flat multiple of 256,
+    # computes a scalar remainder: compiled
+    assert host.translate(fn, flat) is None
+    assert host.translate(fn, [jax.ShapeDtypeStruct((64,), np.float32)] * 2, True) is None
+    assert host.translate(fn, [jax.ShapeDtypeStruct((16, 16), np.float32)] * 2, True) is None
+    prog = host.translate(fn, flat, vector_body=True)
+    assert prog is not None
+    x = _specials(np.float32, (256,))
+    x = np.where((np.abs(x) < TINY32 * 8) & (x != 0), 1.0, x).astype(np.float32)
+    y = RNG.standard_normal(256).astype(np.float32)
+    if host._exp_verified():
+        with np.errstate(all="ignore"):
+            _same_bits(prog(x, y)[0], jax.jit(fn)(x, y), "max(exp(x) * y, x)")
+
+
+def test_nd_exp_on_new_shapes_runs_on_the_host():
+    before = buckets.stats()
+    for shape in [(3, 41), (7,), (2, 5, 9)]:
+        x = RNG.uniform(-20, 20, shape).astype(np.float32)
+        got = mx.nd.exp(mx.nd.array(x)).asnumpy()
+        _same_bits(got, _xla_exp(x), f"nd.exp {shape}")
+    after = buckets.stats()
+    assert after["runs"] - before["runs"] == 3
+    if host._exp_verified():
+        assert after["compiled"] == before["compiled"] and after["loaded"] == before["loaded"]
