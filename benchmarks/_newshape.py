@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
 from .common import mxnet_seconds
 
 SHAPES = """
@@ -163,8 +165,18 @@ def plain_seconds(body, timeout=900, **names):
     return float(proc.stdout.strip().splitlines()[-1])
 
 
-def measure(seed=1):
-    """Every number of the new-shape rows, in one run."""
+def measure(seed=1, rounds=3):
+    """Every number of the new-shape rows, in one run: each the median of ``rounds``
+    processes, the libraries interleaved round by round (a 15-70 ms workload swings
+    by a third from one process to the next on a loaded machine)."""
+    runs = [_round(seed) for _ in range(rounds)]
+    return {
+        k: (None if any(r[k] is None for r in runs) else float(np.median([r[k] for r in runs])))
+        for k in runs[0]
+    }
+
+
+def _round(seed):
     res = {}
     res["mx"] = mxnet_seconds(_script(ND, SEED=seed, AGAIN=False))
     res["mx_again"] = mxnet_seconds(_script(ND, SEED=seed, AGAIN=True))

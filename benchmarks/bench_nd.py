@@ -60,7 +60,10 @@ def new_shapes(n=1000):
 
     r = _newshape.measure()
     mx_ = r["mx"]
-    t = Table("Eager ops on new shapes: 60 shapes x 5 ops, per op (ratio: vs MXNet 1.9.1)")
+    t = Table(
+        "Eager ops on new shapes: 60 shapes x 5 ops, per op, median of 3 processes"
+        " (ratio: vs MXNet 1.9.1)"
+    )
     if mx_ is None:
         t.add("(MXNet 1.9.1 not installed: make test creates .venv-mxnet)", r["gj_empty"])
     t.add("new shapes, empty compile cache", r["gj_empty"], mx_, target=3.0)

@@ -137,7 +137,7 @@ class Plan:
 
     __slots__ = ("key", "make", "specs", "pad", "_args", "raw", "raw_out", "out_shape",
                  "out_cls", "unpad", "bcast", "pad_out", "unpad_in", "out_spec",
-                 "checked")  # fmt: skip
+                 "checked", "raw_ct")  # fmt: skip
 
     @property
     def args(self):
@@ -298,6 +298,7 @@ def _map_plan(op, static_key, ins, hosts, dyn, dyn_avals, dtypes, kind):
     p.out_cls = (b,)
     p.out_shape, p.bcast = out_shape, bcast
     p.pad_out = lambda ct: _pad_flat(ct, b, size)
+    p.raw_ct = np.asarray
     p.unpad = lambda outs: [np.asarray(o)[:size].reshape(out_shape) for o in outs]
     return p
 
@@ -383,6 +384,7 @@ def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
         return out
 
     p.pad_out = pad_out
+    p.raw_ct = lambda ct: np.asarray(ct).reshape(o, i)
     p.unpad = lambda outs: [np.asarray(outs[0])[:o, :i].reshape(out_shape)]
     if perm is None:
         p.unpad_in = lambda g: np.asarray(g)[:o, :r, :i].reshape(shape)
@@ -891,8 +893,11 @@ def forward(p):
 
 def unraw_input(p, k, g):
     """Input ``k``'s cotangent of exact shape from a generic VJP's unpadded one (a map
-    plan's: of the output's shape, or rank 0; summed back over broadcast axes)."""
+    plan's: of the output's shape, or rank 0; summed back over broadcast axes; a
+    reduction's: of its input's ``(outer, reduced, inner)`` view, 1 where not spread)."""
     h = np.asarray(g)
+    if p.key[0] == "reduce":  # of the (outer, reduced, inner) view, maybe not yet spread
+        return p.unpad_in(np.broadcast_to(h, p.raw[0].shape))
     if h.shape != p.out_shape:
         h = np.broadcast_to(h, p.out_shape)
     if p.bcast is not None and p.bcast[k] != p.out_shape:

@@ -232,6 +232,14 @@ def _broadcast_in_dim(x, shape, broadcast_dimensions, **_):
     return np.broadcast_to(np.reshape(x, view), shape)
 
 
+def _expand(x, shape, broadcast_dimensions, **_):
+    """``broadcast_in_dim`` left to NumPy's broadcasting: ``x`` with 1s on the new axes."""
+    view = [1] * len(shape)
+    for k, d in enumerate(broadcast_dimensions):
+        view[d] = x.shape[k]
+    return np.reshape(x, view)
+
+
 def _reduce(ufunc):
     def run(x, axes, **_):
         r = ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype)
@@ -528,6 +536,11 @@ _PRIMS = {
 _SHAPED = ("broadcast_in_dim", "reshape", "squeeze", "transpose", "argmax", "argmin", "slice",
            "concatenate", "stack", "split", "unstack", "pad", "rev", "iota", "dynamic_slice",
            "dynamic_update_slice", "gather", "scatter-add", "scatter", "dot_general")  # fmt: skip
+# primitives computed element by element (NumPy broadcasting their operands is exact)
+_ELEMENTWISE = ("add", "add_any", "sub", "mul", "div", "rem", "max", "min", "neg", "abs",
+                "sign", "sqrt", "floor", "ceil", "square", "exp", "eq", "ne", "lt", "le",
+                "gt", "ge", "and", "or", "xor", "not", "is_finite", "select_n", "clamp",
+                "integer_pow", "convert_element_type", "ident")  # fmt: skip
 _REDUCES = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
 # exp ends in a product (its 2**n scaling) that XLA may fuse with a following add
 _PRODUCTS = ("mul", "square", "integer_pow", "exp")
@@ -718,6 +731,7 @@ class HostProgram:
         self.out_specs = [(tuple(shape), np.dtype(d)) for shape, d in specs]
         run, raw = [], []
         small = set(scalars)  # slots whose value may be rank 0 in raw()
+        lazy = set()  # slots whose value in raw() may have 1s where NumPy will broadcast
         generic = True
         for name, in_k, out_k, params, dts in steps:
             fn = _ident if name == "ident" else _PRIMS[name][0]
@@ -729,11 +743,21 @@ class HostProgram:
                 raw.append((_ident, in_k, out_k, None, dts))
                 small.update(out_k)
                 continue
+            if name == "broadcast_in_dim":
+                # raw(): the operand's own sizes, 1 on the new axes; the elementwise steps
+                # after it broadcast (a reduction's VJP spreads its cotangent this way)
+                raw.append((_expand, in_k, out_k, params, dts))
+                lazy.update(out_k)
+                continue
             raw.append(run[-1])
             if name in _SHAPED or (name in _REDUCES and in_k[0] in small):
                 generic = False
+            elif lazy.intersection(in_k) and (name in _REDUCES or name not in _ELEMENTWISE):
+                generic = False  # a reduction or move of a value not yet broadcast
             elif name not in _REDUCES and all(k in small for k in in_k):
                 small.update(out_k)
+            elif lazy.intersection(in_k):
+                lazy.update(out_k)
         self.generic = generic
         self.exact = not any(step[0] in _ORDERED for step in steps)
         self._run, self._run_raw = run, raw

@@ -14,7 +14,6 @@ import numpy as np
 
 from .._caches import LRU
 from .._ops import buckets
-from .._ops.host import Unsupported
 from .._ops.hostcall import HostCalls
 from .node import pullback
 
@@ -34,16 +33,17 @@ def vjp(p, positions, ct):
         return lambda *a: pulled(a[:n_args], a[n_args])
 
     key = ("vjp", p.key, tuple(positions))
-    prog = buckets.generic(key, make, avals) if p.key[0] == "map" else None
+    prog = buckets.generic(key, make, avals)
     if prog is not None:
-        # elementwise: the VJP runs on the unpadded inputs and cotangent
+        # elementwise, or a reduction's spread: the VJP runs on the unpadded inputs and
+        # cotangent
         try:
-            grads = prog.raw(*p.raw, np.asarray(ct))
+            grads = prog.raw(*p.raw, p.raw_ct(ct))
             return tuple(
                 buckets.to_device(buckets.unraw_input(p, k, g)) for k, g in zip(positions, grads)
             )
-        except Unsupported:
-            pass  # a subnormal value: the padded program below
+        except Exception:  # noqa: BLE001 - a subnormal value (Unsupported), or any other
+            pass  # failure of the host run: the padded program below
     grads = buckets.execute(key, make, avals, [*p.args, p.pad_out(ct)])
     return tuple(buckets.to_device(buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads))
 
