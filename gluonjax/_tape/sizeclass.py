@@ -10,7 +10,6 @@ symbolic executor both differentiate size-class calls through :func:`vjp`.
 from __future__ import annotations
 
 import jax
-import numpy as np
 
 from .._caches import LRU
 from .._ops import buckets

@@ -288,7 +288,8 @@ def test_reduction_vjps_run_one_host_program_per_family():
     # a reduction's VJP spreads the cotangent over the reduced axis: on the host it runs
     # on the unpadded (outer, reduced, inner) view, one program for every class
     cases = [("sum", {"axis": 0}), ("mean", {"axis": 1}), ("max", {"axis": 1}),
-             ("sum", {"axis": (0, 2), "keepdims": True}), ("min", {"axis": 1, "exclude": True})]  # fmt: skip
+             ("sum", {"axis": (0, 2), "keepdims": True}),
+             ("min", {"axis": 1, "exclude": True})]  # fmt: skip
     shapes = [(3, 40, 5), (17, 3, 2), (70, 9, 1), (2, 2, 300), (33, 65, 4)]
     for name, attrs in cases:
         before = buckets.stats()
@@ -304,9 +305,9 @@ def test_reduction_vjps_run_one_host_program_per_family():
             if attrs.get("exclude"):
                 axis = tuple(k for k in range(3) if k not in (axis,))
 
-            def f(v, name=name, axis=axis):
+            def f(v, name=name, axis=axis, keep=attrs.get("keepdims", False)):
                 fn = {"sum": jnp.sum, "mean": jnp.mean, "max": jnp.max, "min": jnp.min}[name]
-                return fn(v, axis=axis, keepdims=attrs.get("keepdims", False))
+                return fn(v, axis=axis, keepdims=keep)
 
             _, pull = jax.vjp(f, jnp.asarray(xv))
             (want,) = pull(jnp.asarray(head))
