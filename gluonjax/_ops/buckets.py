@@ -319,31 +319,50 @@ def _mean(x, count):
     return (s / jnp.asarray(count, acc)).astype(x.dtype)
 
 
-def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
+_REDUCE_FORMS = LRU(4096, "reductions' axes by attributes and rank")
 
+
+def _reduce_form(op, static_key, ndim):
+    """What a reduction's attributes mean at rank ``ndim`` (memoised: no attribute
+    parsing per call): ``(axes, perm, a0, a1, keepdims, canon)``, or None."""
+    key = (op.name, static_key, ndim)
+    form = _REDUCE_FORMS.get(key)
+    if form is not None:
+        return form
+    attrs = op.attr_dict(static_key)
+    try:
+        axes = norm_axes(ndim, attrs["axis"], attrs.get("exclude", False))
+    except ValueError:
+        axes = ()
+    perm = None
+    if axes and axes != tuple(range(axes[0], axes[-1] + 1)):
+        # axes apart: the kept axes first, in order, then the reduced ones (a host copy)
+        perm = tuple(k for k in range(ndim) if k not in axes) + axes
+        a0, a1 = ndim - len(axes), ndim
+    else:
+        a0, a1 = (axes[0], axes[-1] + 1) if axes else (0, 0)
+    # the same attributes, reducing axis 1 of (outer, reduced, inner)
+    canon = dict(attrs, axis=1, keepdims=False)
+    if "exclude" in canon:
+        canon["exclude"] = False
+    canon = tuple(canon[k] for k in op.static_names)
+    return _REDUCE_FORMS.put(key, (axes, perm, a0, a1, bool(attrs["keepdims"]), canon))
+
+
+def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
     if len(ins) != 1 or dyn:
         return None
     (x,) = ins
-    attrs = op.attr_dict(static_key)
     shape = tuple(x.shape)
-    try:
-        axes = norm_axes(len(shape), attrs["axis"], attrs.get("exclude", False))
-    except ValueError:
-        return None
+    axes, perm, a0, a1, keepdims, canon = _reduce_form(op, static_key, len(shape))
     if not axes or math.prod(shape) == 0:
         return None
     dtype = dtypes[0]
     if ident == "mean" and not np.issubdtype(dtype, np.floating):
         return None
     h = hosts[0]
-    perm = None
-    if axes != tuple(range(axes[0], axes[-1] + 1)):
-        # axes apart: the kept axes first, in order, then the reduced ones (a host copy)
-        perm = tuple(k for k in range(len(shape)) if k not in axes) + axes
+    if perm is not None:
         h = np.transpose(h, perm)
-        a0, a1 = len(shape) - len(axes), len(shape)
-    else:
-        a0, a1 = axes[0], axes[-1] + 1
     moved = h.shape
     o, r, i = math.prod(moved[:a0]), math.prod(moved[a0:a1]), math.prod(moved[a1:])
     bo, br, bi = _dim_class(o), _dim_class(r), _dim_class(i)
@@ -354,7 +373,7 @@ def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
         buf[:o, :r, :i] = view
         return [buf, float(r)] if ident == "mean" else [buf]
 
-    if attrs["keepdims"]:
+    if keepdims:
         out_shape = tuple(1 if k in axes else d for k, d in enumerate(shape))
     else:
         out_shape = tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
@@ -367,11 +386,6 @@ def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
         p.make = lambda: _mean
         p.specs = (((bo, br, bi), dtype), jax.typeof(1.0))
     else:
-        # the same attributes, reducing axis 1 of (outer, reduced, inner)
-        canon = dict(attrs, axis=1, keepdims=False)
-        if "exclude" in canon:
-            canon["exclude"] = False
-        canon = tuple(canon[k] for k in op.static_names)
         p.make = lambda: op.bound(canon)
         p.specs = (((bo, br, bi), dtype),)
     p.key = ("reduce", op.name, canon if ident != "mean" else (), dtype, (bo, br, bi))

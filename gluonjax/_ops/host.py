@@ -159,39 +159,40 @@ def _exp_platform():
     return False
 
 
-def _fma(a, b, c, out):
-    """``out = round_f32(a * b + c)``, one rounding (a, b float32: exact product)."""
-    t = np.multiply(a, b, dtype=_F64)
-    return np.add(t, c, out=out, casting="unsafe")
-
-
 def _exp(x, accuracy=None, **_):
     if x.dtype != _F32 or accuracy is not None or not _exp_verified():
         raise Unsupported("exp: only float32, where verified")
-    # clamp as XLA's selects do: NaN stays NaN
-    xc = np.where(x < _EXP_LO, _EXP_LO, x)
-    np.copyto(xc, _EXP_HI, where=xc > _EXP_HI)
+    f64, unsafe = _F64, "unsafe"
+    # clamp as XLA's selects do (a NaN stays itself)
+    xc = np.minimum(np.maximum(x, _EXP_LO), _EXP_HI)
+    # a fused step: the float64 product of float32 values is exact, and the float32
+    # output rounds the sum once
+    t = np.multiply(xc, _LOG2E, dtype=f64)
     n = np.empty_like(xc)
-    np.floor(_fma(xc, _LOG2E, _HALF, n), out=n)
-    np.clip(n, -127.0, 127.0, out=n)  # NaN stays NaN
+    np.add(t, _HALF, out=n, casting=unsafe)
+    np.floor(n, out=n)
+    np.minimum(n, np.float32(127), out=n)  # (n >= -127 already: x >= -87.8)
     r = np.empty_like(xc)
-    np.subtract(xc, np.multiply(n, _LN2_HI, dtype=_F64), out=r, casting="unsafe")
-    np.subtract(r, np.multiply(n, _LN2_LO, dtype=_F64), out=r, casting="unsafe")
-    y = np.empty_like(xc)
+    np.subtract(xc, np.multiply(n, _LN2_HI, out=t, dtype=f64), out=r, casting=unsafe)
+    np.subtract(r, np.multiply(n, _LN2_LO, out=t, dtype=f64), out=r, casting=unsafe)
     p = _EXP_POLY
-    _fma(r, p[0], p[1], y)
+    y = np.empty_like(xc)
+    np.add(np.multiply(r, p[0], out=t, dtype=f64), p[1], out=y, casting=unsafe)
     for c in p[2:]:
-        _fma(y, r, c, y)
-    _fma(y, np.multiply(r, r), r, y)
+        np.add(np.multiply(y, r, out=t, dtype=f64), c, out=y, casting=unsafe)
+    np.add(np.multiply(y, np.multiply(r, r), out=t, dtype=f64), r, out=y, casting=unsafe)
     y += np.float32(1)
     # 2**n from the exponent bits (n = -127 gives 0; a NaN's n any value: y is NaN)
-    with np.errstate(invalid="ignore"):
-        e = n.astype(np.int32)
+    e = n.astype(np.int32)
     e += 127
     e <<= 23
     y *= e.view(np.float32)
-    y[np.abs(y) < np.finfo(np.float32).tiny] = 0  # flushed, as XLA:CPU does
+    if np.fmin.reduce(n, axis=None, initial=np.inf) <= -126:  # below the normal range:
+        y[np.abs(y) < _TINY32] = 0  # XLA flushes it
     return y
+
+
+_TINY32 = np.float32(np.finfo(np.float32).tiny)
 
 
 def _integer_pow(x, y):
