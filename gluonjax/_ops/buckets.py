@@ -824,8 +824,15 @@ def run(op, static_key, arrays, n):
     """``op``'s result computed on its size class, or None: run the exact kernel."""
     # runs before every eager call of a marked op: a hot shape costs one key and one get
     k = _shape_key(static_key, arrays, n)
-    if k is None or op._seen.get(k, 0) >= HOT or _count(op, k):
+    if k is None:
         return None
+    s = op._seen
+    c = s.get(k, 0)
+    if c >= HOT or not _state["on"] and not enabled():
+        return None
+    if len(s) >= _SEEN_MAX:
+        s.clear()
+    s[k] = c + 1
     try:
         if op.bucket == "map" or op.bucket == "broadcast":
             res = _direct(op, static_key, arrays, n)
@@ -843,8 +850,13 @@ _GENERIC = LRU(1024, "size-class host programs of any shape")
 def _direct(op, static_key, arrays, n):
     """An elementwise call whose family already has a generic host program: run it on
     the inputs as they are, without a plan. None: take the plan's path."""
-    ins, dyn = arrays[:n], arrays[n:]
-    fam = ("map", op.name, static_key, tuple(a.dtype for a in ins), tuple(type(v) for v in dyn))
+    if len(arrays) == n:  # no dynamic attributes (the common case, kept short)
+        ins, dyn = arrays, ()
+        dtypes = (arrays[0].dtype,) if n == 1 else tuple([a.dtype for a in arrays])
+    else:
+        ins, dyn = arrays[:n], arrays[n:]
+        dtypes = tuple([a.dtype for a in ins])
+    fam = ("map", op.name, static_key, dtypes, tuple([type(v) for v in dyn]))
     prog = _GENERIC.get(fam)
     if prog is None:
         return None
