@@ -163,33 +163,37 @@ def _exp(x, accuracy=None, **_):
     if x.dtype != _F32 or accuracy is not None or not _exp_verified():
         raise Unsupported("exp: only float32, where verified")
     f64, unsafe = _F64, "unsafe"
+    shape = x.shape
+    x = x.reshape(-1)
+    w = np.empty((4, x.size), _F32)  # one buffer for the float32 steps
+    xc, n, r, y = w
+    t = np.empty(x.size, f64)  # and one for the fused steps' exact products
     # clamp as XLA's selects do (a NaN stays itself)
-    xc = np.minimum(np.maximum(x, _EXP_LO), _EXP_HI)
+    np.maximum(x, _EXP_LO, out=xc)
+    np.minimum(xc, _EXP_HI, out=xc)
     # a fused step: the float64 product of float32 values is exact, and the float32
     # output rounds the sum once
-    t = np.multiply(xc, _LOG2E, dtype=f64)
-    n = np.empty_like(xc)
-    np.add(t, _HALF, out=n, casting=unsafe)
+    np.add(np.multiply(xc, _LOG2E, out=t, dtype=f64), _HALF, out=n, casting=unsafe)
     np.floor(n, out=n)
     np.minimum(n, np.float32(127), out=n)  # (n >= -127 already: x >= -87.8)
-    r = np.empty_like(xc)
     np.subtract(xc, np.multiply(n, _LN2_HI, out=t, dtype=f64), out=r, casting=unsafe)
     np.subtract(r, np.multiply(n, _LN2_LO, out=t, dtype=f64), out=r, casting=unsafe)
     p = _EXP_POLY
-    y = np.empty_like(xc)
     np.add(np.multiply(r, p[0], out=t, dtype=f64), p[1], out=y, casting=unsafe)
     for c in p[2:]:
         np.add(np.multiply(y, r, out=t, dtype=f64), c, out=y, casting=unsafe)
-    np.add(np.multiply(y, np.multiply(r, r), out=t, dtype=f64), r, out=y, casting=unsafe)
+    np.multiply(r, r, out=xc)
+    np.add(np.multiply(y, xc, out=t, dtype=f64), r, out=y, casting=unsafe)
     y += np.float32(1)
     # 2**n from the exponent bits (n = -127 gives 0; a NaN's n any value: y is NaN)
-    e = n.astype(np.int32)
+    e = r.view(np.int32)
+    np.copyto(e, n, casting=unsafe)
     e += 127
     e <<= 23
-    y *= e.view(np.float32)
-    if np.fmin.reduce(n, axis=None, initial=np.inf) <= -126:  # below the normal range:
+    y *= r  # (e's bits)
+    if np.fmin.reduce(n, initial=np.inf) <= -126:  # below the normal range:
         y[np.abs(y) < _TINY32] = 0  # XLA flushes it
-    return y
+    return y.reshape(shape)
 
 
 _TINY32 = np.float32(np.finfo(np.float32).tiny)
