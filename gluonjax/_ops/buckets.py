@@ -184,6 +184,25 @@ def host_views(ins):
     return hosts, checked
 
 
+def checked(a, h):
+    """Whether jax array ``a`` (host view ``h``) holds no value XLA:CPU flushes: marked,
+    or checked now (and marked)."""
+    if getattr(a, _CHECKED, False):
+        return True
+    try:
+        _host._check(h)
+    except _host.Unsupported:
+        return False
+    _mark(a)
+    return True
+
+
+def summed_back(p, k):
+    """Whether input ``k``'s cotangent of plan ``p`` is summed back over broadcast axes
+    (a sum on the host, whose result may hold a value XLA:CPU flushes)."""
+    return p.bcast is not None and p.bcast[k] != p.out_shape
+
+
 def _mark(a):
     try:
         setattr(a, _CHECKED, True)
@@ -414,7 +433,7 @@ def unpad_input(p, k, g):
         return p.unpad_in(g)
     size = math.prod(p.out_shape)
     h = np.asarray(g)[:size].reshape(p.out_shape)
-    if p.bcast is not None and p.bcast[k] != p.out_shape:
+    if summed_back(p, k):
         h = _unbroadcast(h, p.bcast[k])
     return h
 
@@ -926,7 +945,7 @@ def unraw_input(p, k, g):
         return p.unpad_in(np.broadcast_to(h, p.raw[0].shape))
     if h.shape != p.out_shape:
         h = np.broadcast_to(h, p.out_shape)
-    if p.bcast is not None and p.bcast[k] != p.out_shape:
+    if summed_back(p, k):
         return _unbroadcast(h, p.bcast[k])
     return h
 
@@ -934,7 +953,7 @@ def unraw_input(p, k, g):
 def filled(shape, dtype, value):
     """``jnp.full`` without a program per shape (on the host path), for the backward."""
     if enabled() and jax.default_backend() == "cpu":
-        return to_device(np.full(shape, value, dtype))
+        return to_device(np.full(shape, value, dtype), value in (0, 1))
     return jnp.full(shape, value, dtype)
 
 

@@ -22,7 +22,7 @@ __all__ = ["vjp", "exact_vjp"]
 def vjp(p, positions, ct):
     """Cotangents of inputs ``positions`` of plan ``p`` (after :func:`buckets.forward`)
     for the output cotangent ``ct`` (exact shape): jax arrays of the inputs' shapes."""
-    n_args = len(p.args)
+    n_args = len(p.specs)  # (p.args would pad the inputs)
 
     def avals():
         return p.avals() + (p.out_aval(),)
@@ -37,9 +37,12 @@ def vjp(p, positions, ct):
         # elementwise, or a reduction's spread: the VJP runs on the unpadded inputs and
         # cotangent
         try:
-            grads = prog.raw(*p.raw, p.raw_ct(ct))
+            head = p.raw_ct(ct)
+            grads = prog.raw(*p.raw, head, checked=p.checked and buckets.checked(ct, head))
+            # a cotangent summed back over broadcast axes is a new sum: checked when used
             return tuple(
-                buckets.to_device(buckets.unraw_input(p, k, g)) for k, g in zip(positions, grads)
+                buckets.to_device(buckets.unraw_input(p, k, g), not buckets.summed_back(p, k))
+                for k, g in zip(positions, grads)
             )
         except Exception:  # noqa: BLE001 - a subnormal value (Unsupported), or any other
             pass  # failure of the host run: the padded program below
