@@ -638,7 +638,7 @@ def _store():
             (
                 jax.__version__, jaxlib.__version__, dev.platform, dev.client.platform_version,
                 dev.device_kind, os.environ.get("XLA_FLAGS", ""), os.uname().machine,
-                _source_digest(),
+                _digest(),
             )
         )  # fmt: skip
         _disk["dir"] = d
@@ -658,6 +658,40 @@ def _source_digest():
                 with open(os.path.join(base, name), "rb") as f:
                     h.update(name.encode() + b"\0" + f.read())
     return h.hexdigest()
+
+
+_DIGEST = {}
+
+
+def _digest_ahead():
+    """Start reading the op sources for :func:`_source_digest` in a thread at import
+    (about 1 ms of file reads), so that the first eager op on a new shape finds it
+    made."""
+
+    def work():
+        try:
+            _DIGEST["value"] = _source_digest()
+        except Exception:  # noqa: BLE001 - made again (and raised) when needed
+            pass
+
+    t = threading.Thread(target=work, name="gluonjax-digest", daemon=True)
+    _DIGEST["thread"], _DIGEST["pid"] = t, os.getpid()
+    t.start()
+
+
+def _digest():
+    value = _DIGEST.get("value")
+    if value is None:
+        t = _DIGEST.get("thread")
+        if t is not None and _DIGEST.get("pid") == os.getpid():
+            t.join()  # (a forked child has no such thread: it reads them itself)
+            value = _DIGEST.get("value")
+        if value is None:
+            value = _DIGEST["value"] = _source_digest()
+    return value
+
+
+_digest_ahead()
 
 
 def _path(key, ext=".xla"):
