@@ -33,6 +33,7 @@ def main(argv=None):
         print("this machine or jaxlib is not one the host exp claims (_EXP_VERIFIED);"
               " comparing anyway")  # fmt: skip
         host._exp_state["ok"] = True
+    host._EXP_HOST_MAX = 1 << 62  # (the size limit is a speed choice, not a correctness one)
     xla = jax.jit(jnp.exp)
     tiny = np.finfo(np.float32).tiny
     seen = bad = sub = 0
