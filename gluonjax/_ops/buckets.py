@@ -675,8 +675,11 @@ def _digest_ahead():
             pass
 
     t = threading.Thread(target=work, name="gluonjax-digest", daemon=True)
+    try:
+        t.start()
+    except RuntimeError:  # no thread to be had: :func:`_digest` reads them when needed
+        return
     _DIGEST["thread"], _DIGEST["pid"] = t, os.getpid()
-    t.start()
 
 
 def _digest():
