@@ -175,20 +175,18 @@ def host_views(ins):
             return None
         h = np.asarray(a)
         hosts.append(h)
-        try:
-            _host._check(h)
-        except _host.Unsupported:
-            checked = False  # the host program raises it again: its caller compiles
-            continue
-        _mark(a)
+        # unchecked: the host program raises Unsupported again, and its caller compiles
+        checked = _checked(a, h) and checked
     return hosts, checked
 
 
 def checked(a, h):
     """Whether jax array ``a`` (host view ``h``) holds no value XLA:CPU flushes: marked,
     or checked now (and marked)."""
-    if getattr(a, _CHECKED, False):
-        return True
+    return getattr(a, _CHECKED, False) or _checked(a, h)
+
+
+def _checked(a, h):
     try:
         _host._check(h)
     except _host.Unsupported:
@@ -880,15 +878,8 @@ def run(op, static_key, arrays, n):
     """``op``'s result computed on its size class, or None: run the exact kernel."""
     # runs before every eager call of a marked op: a hot shape costs one key and one get
     k = _shape_key(static_key, arrays, n)
-    if k is None:
+    if k is None or _count(op, k):
         return None
-    s = op._seen
-    c = s.get(k, 0)
-    if c >= HOT or not _state["on"] and not enabled():
-        return None
-    if len(s) >= _SEEN_MAX:
-        s.clear()
-    s[k] = c + 1
     try:
         if op.bucket == "map" or op.bucket == "broadcast":
             res = _direct(op, static_key, arrays, n)

@@ -856,10 +856,7 @@ def _flat_vectors(closed):
             if inner is not None:
                 yield from avals(getattr(inner, "jaxpr", inner))
 
-    ok = True
-    for a in avals(closed.jaxpr):
-        ok = ok and (a.ndim == 0 or (a.ndim == 1 and a.shape[0] % 256 == 0))
-    return ok
+    return all(a.ndim == 0 or (a.ndim == 1 and a.shape[0] % 256 == 0) for a in avals(closed.jaxpr))
 
 
 def from_jaxpr(closed, vector_body=False):
