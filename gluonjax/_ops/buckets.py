@@ -269,6 +269,8 @@ def plan(op, static_key, arrays, n):
         return None
     if kind == "map" or kind == "broadcast":
         p = _map_plan(op, static_key, ins, views[0], dyn, dyn_avals, dtypes, kind)
+    elif kind == "contract":
+        p = _contract_plan(op, static_key, views[0], dyn, dtypes)
     else:
         p = _reduce_plan(op, static_key, ins, views[0], dyn, dtypes, kind[1])
     if p is not None:
@@ -418,17 +420,89 @@ def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
     p.raw_ct = lambda ct: np.asarray(ct).reshape(o, i)
     p.unpad = lambda outs: [np.asarray(outs[0])[:o, :i].reshape(out_shape)]
     if perm is None:
-        p.unpad_in = lambda g: np.asarray(g)[:o, :r, :i].reshape(shape)
+        p.unpad_in = lambda _k, g: np.asarray(g)[:o, :r, :i].reshape(shape)
     else:
         back = tuple(np.argsort(perm))
-        p.unpad_in = lambda g: np.transpose(np.asarray(g)[:o, :r, :i].reshape(moved), back)
+        p.unpad_in = lambda _k, g: np.transpose(np.asarray(g)[:o, :r, :i].reshape(moved), back)
     return p
+
+
+# padded multiply-adds up to which a matrix product runs on its class; a larger one
+# keeps its sizes (a program per shape: NumPy's, translated in ~1 ms, for float32,
+# float64 and integers), where padding could add up to 8x the work
+_CONTRACT_MAX = 1 << 21
+
+
+def _contract_plan(op, static_key, hosts, dyn, dtypes):
+    """``dot`` and ``batch_dot``: each operand viewed as a matrix (``dot``: its free axes
+    flattened) or a stack of them (``batch_dot``: its batch axes flattened into one),
+    each axis padded with zeros to its class, multiplied with the call's transposes and
+    sliced back. The padding adds zero terms: equal to the exact program's values within
+    rounding (a sum may run in another order)."""
+    if dyn or len(hosts) != 2 or dtypes[0] != dtypes[1]:
+        return None
+    a, b = hosts
+    ta, tb = static_key[0], static_key[1]  # (transpose_a, transpose_b, forward_stype)
+    if op.name == "batch_dot":
+        if a.ndim < 3 or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2]:
+            return None
+        lead = a.shape[:-2]
+        a = a.reshape(math.prod(lead), *a.shape[-2:])
+        b = b.reshape(math.prod(lead), *b.shape[-2:])
+    else:
+        if a.ndim == 0 or b.ndim == 0 or (a.ndim == 1 and b.ndim == 1):
+            return None
+        k = a.shape[0 if ta else -1]
+        lead = (a.shape[1:] if ta else a.shape[:-1]) + (b.shape[:-1] if tb else b.shape[1:])
+        if k != b.shape[-1 if tb else 0]:
+            return None
+        a = a.reshape(k, -1) if ta else a.reshape(-1, k)
+        b = b.reshape(-1, k) if tb else b.reshape(k, -1)
+    m, k = (a.shape[-1], a.shape[-2]) if ta else (a.shape[-2], a.shape[-1])
+    n, k_b = (b.shape[-2], b.shape[-1]) if tb else (b.shape[-1], b.shape[-2])
+    if k != k_b or 0 in a.shape or 0 in b.shape:
+        return None
+    # (1 is padded too: unlike a reduction's axis, no axis of a product is dropped)
+    ca = tuple(size_class(d, _DIM_FLOOR) for d in a.shape)
+    cb = tuple(size_class(d, _DIM_FLOOR) for d in b.shape)
+    if math.prod(ca) * (cb[-2] if tb else cb[-1]) > _CONTRACT_MAX:
+        ca, cb = a.shape, b.shape  # large: no padding (a program per shape)
+    cm, cn = (ca[-1] if ta else ca[-2]), (cb[-2] if tb else cb[-1])
+    out_view, out_cls = (*a.shape[:-2], m, n), (*ca[:-2], cm, cn)
+    out_shape = lead + (m, n) if op.name == "batch_dot" else lead
+    cut = tuple(slice(0, d) for d in out_view)
+    views, shapes = (a, b), (hosts[0].shape, hosts[1].shape)
+    dtype = dtypes[0]
+    p = Plan()
+    p.key = ("contract", op.name, static_key, dtype, ca, cb)
+    p.make = lambda: op.bound(static_key)
+    p.specs = ((ca, dtype), (cb, dtype))
+    p.pad, p._args = (lambda: [_zero_padded(a, ca), _zero_padded(b, cb)]), None
+    p.raw = list(views)
+    p.raw_out = lambda r: r.reshape(out_shape)
+    p.out_cls = out_cls
+    p.out_shape, p.bcast = out_shape, None
+    p.pad_out = lambda ct: _zero_padded(np.asarray(ct).reshape(out_view), out_cls)
+    p.raw_ct = lambda ct: np.asarray(ct).reshape(out_view)
+    p.unpad = lambda outs: [np.asarray(outs[0])[cut].reshape(out_shape)]
+    p.unpad_in = lambda k, g: _cut(g, views[k].shape).reshape(shapes[k])
+    return p
+
+
+def _cut(g, shape):
+    return np.asarray(g)[tuple(slice(0, d) for d in shape)]
+
+
+def _zero_padded(h, shape):
+    buf = np.zeros(shape, h.dtype)
+    buf[tuple(slice(0, d) for d in h.shape)] = h
+    return buf
 
 
 def unpad_input(p, k, g):
     """Input ``k``'s cotangent of exact shape from the program's padded one."""
-    if p.key[0] == "reduce":
-        return p.unpad_in(g)
+    if p.key[0] == "reduce" or p.key[0] == "contract":
+        return p.unpad_in(k, g)
     size = math.prod(p.out_shape)
     h = np.asarray(g)[:size].reshape(p.out_shape)
     if summed_back(p, k):
@@ -970,7 +1044,7 @@ def unraw_input(p, k, g):
     reduction's: of its input's ``(outer, reduced, inner)`` view, 1 where not spread)."""
     h = np.asarray(g)
     if p.key[0] == "reduce":  # of the (outer, reduced, inner) view, maybe not yet spread
-        return p.unpad_in(np.broadcast_to(h, p.raw[0].shape))
+        return p.unpad_in(k, np.broadcast_to(h, p.raw[0].shape))
     if h.shape != p.out_shape:
         h = np.broadcast_to(h, p.out_shape)
     if summed_back(p, k):
@@ -985,13 +1059,73 @@ def filled(shape, dtype, value):
     return jnp.full(shape, value, dtype)
 
 
+class Host:
+    """A cotangent that stays on the host between size-class VJPs (the node-by-node
+    backward of ``autograd``): a NumPy array ``h``, and whether it holds no value
+    XLA:CPU flushes (``checked``, as :func:`host_views`). It becomes a jax array
+    (:meth:`device`) only where something other than a size-class VJP or :func:`add`
+    reads it, such as a variable's gradient. A put costs about 4 us, and a backward
+    makes one per input of every recorded op."""
+
+    __slots__ = ("h", "checked")
+
+    def __init__(self, h, checked):
+        self.h, self.checked = h, checked
+
+    @property
+    def shape(self):
+        return self.h.shape
+
+    @property
+    def dtype(self):
+        return self.h.dtype
+
+    def device(self):
+        return to_device(self.h, self.checked)
+
+
+def on_device(x):
+    """``x`` as a jax array (a :class:`Host` value put on the device)."""
+    return x.device() if type(x) is Host else x
+
+
+def host_filled(shape, dtype, value):
+    """:func:`filled` as a :class:`Host` value on the host path."""
+    if enabled() and jax.default_backend() == "cpu":
+        return Host(np.full(shape, value, dtype), value in (0, 1))
+    return jnp.full(shape, value, dtype)
+
+
 def add(a, b):
-    """``a + b`` of two arrays of one shape, on a size class while the shape is new."""
+    """``a + b`` of two arrays of one shape, on a size class while the shape is new. Two
+    :class:`Host` values add on the host, by ``elemwise_add``'s generic program, into a
+    :class:`Host` value."""
     from .registry import get
 
     op = get("elemwise_add")
+    if type(a) is Host or type(b) is Host:
+        if type(a) is type(b) and a.shape == b.shape and a.dtype == b.dtype:
+            res = _host_add(op, a, b)
+            if res is not None:
+                return res
+        a, b = on_device(a), on_device(b)
     if a.shape == b.shape and a.dtype == b.dtype:
         res = run(op, (), [a, b], 2)
         if res is not None:
             return res
     return a + b
+
+
+def _host_add(op, a, b):
+    size, dt = math.prod(a.shape), a.dtype
+    if size == 0:
+        return None
+    b_cls = size_class(size)
+    key = ("map", op.name, (), (dt, dt), (), b_cls)
+    try:
+        prog = generic(key, lambda: op.bound(()), lambda: (jax.ShapeDtypeStruct((b_cls,), dt),) * 2)
+        if prog is None:
+            return None
+        return Host(prog.raw(a.h, b.h, checked=a.checked and b.checked)[0], True)
+    except Exception:  # noqa: BLE001 - a subnormal value (Unsupported), or no host form
+        return None

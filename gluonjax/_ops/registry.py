@@ -58,7 +58,8 @@ class Op:
     check: Callable | None = None
     head_free: bool = False  # gradient ignores the head gradient (MXNet's loss outputs)
     # eager runs on new shapes use size classes (``_ops.buckets``): "map", "broadcast",
-    # or ("reduce", identity) with identity 0, 1, "low", "high" or "mean"
+    # ("reduce", identity) with identity 0, 1, "low", "high" or "mean", or "contract"
+    # (dot, batch_dot)
     bucket: Any = None
     doc: str = ""
     aliases: tuple = ()

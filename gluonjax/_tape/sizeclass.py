@@ -19,9 +19,16 @@ from .node import pullback
 __all__ = ["vjp", "exact_vjp"]
 
 
-def vjp(p, positions, ct):
+def vjp(p, positions, ct, host=False):
     """Cotangents of inputs ``positions`` of plan ``p`` (after :func:`buckets.forward`)
-    for the output cotangent ``ct`` (exact shape): jax arrays of the inputs' shapes."""
+    for the output cotangent ``ct`` (exact shape; a jax array or a :class:`buckets.Host`
+    value): jax arrays of the inputs' shapes, or with ``host`` :class:`buckets.Host`
+    values (the node-by-node backward passes them on without a put)."""
+    wrap = buckets.Host if host else buckets.to_device
+    if type(ct) is buckets.Host:
+        ct, ct_checked = ct.h, ct.checked
+    else:
+        ct_checked = None
     n_args = len(p.specs)  # (p.args would pad the inputs)
 
     def avals():
@@ -38,16 +45,17 @@ def vjp(p, positions, ct):
         # cotangent
         try:
             head = p.raw_ct(ct)
-            grads = prog.raw(*p.raw, head, checked=p.checked and buckets.checked(ct, head))
+            ok = buckets.checked(ct, head) if ct_checked is None else ct_checked
+            grads = prog.raw(*p.raw, head, checked=p.checked and ok)
             # a cotangent summed back over broadcast axes is a new sum: checked when used
             return tuple(
-                buckets.to_device(buckets.unraw_input(p, k, g), not buckets.summed_back(p, k))
+                wrap(buckets.unraw_input(p, k, g), not buckets.summed_back(p, k))
                 for k, g in zip(positions, grads)
             )
         except Exception:  # noqa: BLE001 - a subnormal value (Unsupported), or any other
             pass  # failure of the host run: the padded program below
     grads = buckets.execute(key, make, avals, [*p.args, p.pad_out(ct)])
-    return tuple(buckets.to_device(buckets.unpad_input(p, k, g)) for k, g in zip(positions, grads))
+    return tuple(wrap(buckets.unpad_input(p, k, g), False) for k, g in zip(positions, grads))
 
 
 def _pulled(fn, positions):

@@ -133,14 +133,18 @@ def _node_run(order, heads, cts_in, retain_graph, variables):
         cts[key] = ct if prev is None else _buckets.add(prev, ct)
 
     # ones, zeros and sums come from the host and size classes: on new shapes this path
-    # (taken by eager ops on size classes) compiles nothing per shape
+    # (taken by eager ops on size classes) compiles nothing per shape. Between size-class
+    # VJPs (BUCKET nodes) a cotangent stays on the host (``buckets.Host``); it is put on
+    # the device for any other node and for the variables' gradients.
     for h, g in zip(heads, cts_in):
-        add(h._node or h, _buckets.filled(h.shape, h.dtype, 1) if g is None else g)
+        add(h._node or h, _buckets.host_filled(h.shape, h.dtype, 1) if g is None else g)
     for node in order:
         outs = []
         for i, av in enumerate(node.avals):
             ct = cts.pop((id(node), i), None)
-            outs.append(_buckets.filled(av.shape, av.dtype, 0) if ct is None else ct)
+            outs.append(_buckets.host_filled(av.shape, av.dtype, 0) if ct is None else ct)
+        if node.kind is not Kind.BUCKET:
+            outs = [_buckets.on_device(o) for o in outs]
         if node.bwd is not None:  # FUNCTION, GRAD, BUCKET
             in_cts = node.bwd(tuple(outs))
         else:
@@ -150,7 +154,7 @@ def _node_run(order, heads, cts_in, retain_graph, variables):
                 add(e, ct)
         if not retain_graph:
             node.free()
-    return {k: (leaves[k], cts[k]) for k in leaves}
+    return {k: (leaves[k], _buckets.on_device(cts[k])) for k in leaves}
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # noqa: ARG001

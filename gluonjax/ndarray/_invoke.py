@@ -166,8 +166,8 @@ def _bucket_recorded(op, static_key, args, arrays, mask):
         return None
     positions = tuple(i for i, m in enumerate(mask) if m)
 
-    def bwd(cts):
-        return _sizeclass.vjp(p, positions, cts[0])
+    def bwd(cts):  # cotangents in and out may be host values (buckets.Host)
+        return _sizeclass.vjp(p, positions, cts[0], host=True)
 
     return out, _bucket_node(op, static_key, args, arrays, mask, positions, bwd)
 
@@ -184,7 +184,8 @@ def _host_recorded(op, static_key, args, arrays, mask):
     positions = tuple(i for i, m in enumerate(mask) if m)
 
     def bwd(cts):
-        return _sizeclass.exact_vjp(op, static_key, positions, arrays, cts[0])
+        ct = _buckets.on_device(cts[0])
+        return _sizeclass.exact_vjp(op, static_key, positions, arrays, ct)
 
     return out, _bucket_node(op, static_key, args, arrays, mask, positions, bwd)
 

@@ -228,6 +228,80 @@ def test_hybridized_blocks_keep_exact_shapes():
     assert buckets.stats()["runs"] == before
 
 
+# (op, lhs shape, rhs shape, transpose_a, transpose_b)
+PRODUCTS = [
+    ("batch_dot", (2, 3, 4), (2, 4, 5), False, False),
+    ("batch_dot", (2, 4, 3), (2, 4, 5), True, False),
+    ("batch_dot", (3, 2, 3, 4), (3, 2, 5, 4), False, True),
+    ("batch_dot", (1, 7, 19), (1, 5, 7), True, True),
+    ("dot", (3, 4), (4, 5), False, False),
+    ("dot", (4, 3), (4, 5), True, False),
+    ("dot", (3, 40), (5, 40), False, True),
+    ("dot", (7,), (7, 3), False, False),
+    ("dot", (2, 3, 4), (4, 6), False, False),
+    ("dot", (4, 2, 3), (5, 6, 4), True, True),
+    ("dot", (6, 4), (4,), False, False),
+]
+
+
+@pytest.mark.parametrize("case", PRODUCTS, ids=lambda c: f"{c[0]}{c[1]}{c[2]}{c[3]:d}{c[4]:d}")
+def test_products_within_rounding_with_their_gradients(case):
+    # dot and batch_dot pad every axis with zeros to its class: the exact program's values
+    # within rounding (the sums may add in another order), checked against float64, with
+    # the gradients of both inputs
+    name, sa, sb, ta, tb = case
+    op = reg.get(name)
+    av, bv = RNG.standard_normal(sa).astype(np.float32), RNG.standard_normal(sb).astype(np.float32)
+    a, b = mx.nd.array(av), mx.nd.array(bv)
+    a.attach_grad()
+    b.attach_grad()
+    before = buckets.stats()["runs"]
+    with mx.autograd.record():
+        c = getattr(mx.nd, name)(a, b, transpose_a=ta, transpose_b=tb)
+    assert buckets.stats()["runs"] == before + 1 and c._node[0].kind.name == "BUCKET"
+    head = RNG.standard_normal(c.shape).astype(np.float32)
+    c.backward(mx.nd.array(head))
+    exact = np.asarray(op.kernel((ta, tb, None))(jnp.asarray(av), jnp.asarray(bv)))
+    assert c.shape == exact.shape and c.dtype == exact.dtype
+    f = op.bound((ta, tb, None))
+    with jax.enable_x64(True):
+        want, pull = jax.vjp(f, jnp.asarray(av, jnp.float64), jnp.asarray(bv, jnp.float64))
+        ga, gb = (np.asarray(g) for g in pull(jnp.asarray(head, jnp.float64)))
+    np.testing.assert_allclose(c.asnumpy(), np.asarray(want), rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(exact, np.asarray(want), rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(a.grad.asnumpy(), ga, rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(b.grad.asnumpy(), gb, rtol=2e-6, atol=2e-6)
+
+
+def test_products_share_one_program_per_class():
+    before = buckets.stats()["host"] + buckets.stats()["compiled"]
+    for m, k, n in [(3, 5, 2), (9, 11, 14), (1, 16, 7), (16, 1, 1)]:
+        a = mx.nd.array(RNG.standard_normal((2, m, k)).astype(np.float32))
+        b = mx.nd.array(RNG.standard_normal((2, k, n)).astype(np.float32))
+        want = np.einsum("bmk,bkn->bmn", a.asnumpy().astype(np.float64), b.asnumpy())
+        np.testing.assert_allclose(mx.nd.batch_dot(a, b).asnumpy(), want, rtol=2e-6, atol=2e-6)
+    assert buckets.stats()["host"] + buckets.stats()["compiled"] - before <= 1
+
+
+def test_a_large_product_keeps_its_sizes():
+    # past _CONTRACT_MAX padded multiply-adds, no padding: the class is the shape
+    a = mx.nd.array(RNG.standard_normal((130, 129)).astype(np.float32))
+    b = mx.nd.array(RNG.standard_normal((129, 140)).astype(np.float32))
+    static_key, _ = reg.get("dot").parse_attrs({})
+    p = buckets.plan(reg.get("dot"), static_key, [a._data, b._data], 2)
+    assert p.specs[0][0] == (130, 129) and p.specs[1][0] == (129, 140)
+    want = a.asnumpy().astype(np.float64) @ b.asnumpy().astype(np.float64)
+    np.testing.assert_allclose(mx.nd.dot(a, b).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_product_errors_stay_the_ops():
+    a, b = mx.nd.ones((2, 3, 4)), mx.nd.ones((2, 5, 4))
+    with pytest.raises(mx.base.MXNetError, match="batch_dot"):
+        mx.nd.batch_dot(a, b)
+    with pytest.raises(mx.base.MXNetError, match="dot"):
+        mx.nd.dot(mx.nd.ones((3, 4)), mx.nd.ones((5, 6)))
+
+
 # ----------------------------------------------------------------------------- autograd
 def _ref_grads(fn, *vals):
     return jax.grad(lambda *a: jnp.sum(fn(*a)), argnums=tuple(range(len(vals))))(*vals)
@@ -318,6 +392,83 @@ def test_reduction_vjps_run_one_host_program_per_family():
             np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-6, err_msg=f"{name} {shape}")
         made = buckets.stats()["host"] - before["host"]
         assert made <= 2, (name, attrs, made)  # the forward and the VJP: no program per class
+
+
+def _count_puts(monkeypatch):
+    puts = []
+    put = buckets.to_device
+
+    def counted(h, checked=False):
+        puts.append(np.shape(h))
+        return put(h, checked)
+
+    monkeypatch.setattr(buckets, "to_device", counted)
+    return puts
+
+
+def test_cotangents_stay_on_the_host_between_size_class_vjps(monkeypatch):
+    # x is read by three ops (its cotangents add on the host); only the two gradients
+    # are put on the device, and they equal jax's op-by-op VJP bit for bit
+    xv, yv = RNG.standard_normal((7, 9)).astype(np.float32), RNG.rand(7, 9).astype(np.float32)
+    x, y = mx.nd.array(xv), mx.nd.array(yv)
+    x.attach_grad()
+    y.attach_grad()
+    with mx.autograd.record():
+        z = ((x + y) * x - x) * 0.5
+    puts = _count_puts(monkeypatch)
+    z.backward()
+    assert z._node is None or z._node[0].kind.name == "FREED"
+    assert puts == [(7, 9), (7, 9)]
+
+    _, pull = jax.vjp(lambda a, b: ((a + b) * a - a) * 0.5, jnp.asarray(xv), jnp.asarray(yv))
+    gx, gy = pull(jnp.ones((7, 9), jnp.float32))
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.asarray(gx))
+    np.testing.assert_array_equal(y.grad.asnumpy(), np.asarray(gy))
+
+
+def test_host_cotangents_flush_as_xla_does():
+    # d(x*s*t)/dx = t*s = 1e-40: a subnormal that XLA:CPU flushes to zero, and a column
+    # sum of the head that is subnormal (summed back on the host, unchecked) feeding the
+    # next VJP; both as jax's
+    s = np.full((4, 3), 1e-20, np.float32)
+    head = np.tile(np.float32([[1.0e-38], [-0.99e-38], [0.5], [-0.5]]), (1, 3))
+    xv, wv = RNG.rand(4, 3).astype(np.float32), RNG.rand(3).astype(np.float32)
+    x, w = mx.nd.array(xv), mx.nd.array(wv)
+    x.attach_grad()
+    w.attach_grad()
+    with mx.autograd.record():
+        z = mx.nd.broadcast_add(x * mx.nd.array(s) * mx.nd.array(s), w * 3.0)
+    z.backward(mx.nd.array(head))
+
+    def f(a, b):
+        return a * jnp.asarray(s) * jnp.asarray(s) + b * 3.0
+
+    _, pull = jax.vjp(f, jnp.asarray(xv), jnp.asarray(wv))
+    gx, gw = pull(jnp.asarray(head))
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.asarray(gx))
+    assert not x.grad.asnumpy().any()
+    np.testing.assert_allclose(w.grad.asnumpy(), np.asarray(gw), rtol=1e-6, atol=0)
+
+
+def test_host_cotangents_reach_a_hybridized_block():
+    # a size-class op after a hybridized block: the block's VJP gets a jax array
+    net = mx.gluon.nn.Dense(5, in_units=4)
+    net.initialize(mx.init.Normal(0.5))
+    net.hybridize()
+    xv = RNG.rand(3, 4).astype(np.float32)
+    x = mx.nd.array(xv)
+    x.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.sum(mx.nd.exp(net(x)) * 2.0, axis=0)
+    out.backward()
+    w, b = net.weight.data().asnumpy(), net.bias.data().asnumpy()
+
+    def f(a, wt):
+        return jnp.sum(jnp.exp(a @ wt.T + b) * 2.0, axis=0)
+
+    gx, gw = _ref_grads(f, jnp.asarray(xv), jnp.asarray(w))
+    np.testing.assert_allclose(x.grad.asnumpy(), gx, rtol=1e-5)
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), gw, rtol=1e-5)
 
 
 def test_higher_order_and_get_symbol_through_size_class_nodes():

@@ -14,7 +14,7 @@ _DOT_ATTRS = {
 }
 
 
-@register("dot", inputs=("lhs", "rhs"), attrs=_DOT_ATTRS)
+@register("dot", inputs=("lhs", "rhs"), attrs=_DOT_ATTRS, bucket="contract")
 def dot(lhs, rhs, *, transpose_a, transpose_b, forward_stype):
     """MXNet ``dot``: contract the last axis of ``lhs`` with the first axis of ``rhs``.
 
@@ -41,7 +41,7 @@ def dot(lhs, rhs, *, transpose_a, transpose_b, forward_stype):
     return jax.lax.dot_general(lhs, rhs, (((la,), (ra,)), ((), ())))
 
 
-@register("batch_dot", inputs=("lhs", "rhs"), attrs=_DOT_ATTRS)
+@register("batch_dot", inputs=("lhs", "rhs"), attrs=_DOT_ATTRS, bucket="contract")
 def batch_dot(lhs, rhs, *, transpose_a, transpose_b, forward_stype):
     """Batched matrix product of (..., M, K) and (..., K, N) with equal leading dims;
     ``transpose_a``/``transpose_b`` swap the last two axes of an operand first."""
