@@ -368,34 +368,77 @@ def _reduce_form(op, static_key, ndim):
     return _REDUCE_FORMS.put(key, (axes, perm, a0, a1, bool(attrs["keepdims"]), canon))
 
 
-def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
-    if len(ins) != 1 or dyn:
-        return None
-    (x,) = ins
-    shape = tuple(x.shape)
-    axes, perm, a0, a1, keepdims, canon = _reduce_form(op, static_key, len(shape))
+def _reduce_view(op, static_key, shape, h):
+    """A reduction's input ``h`` of ``shape`` viewed as ``(outer, reduced, inner)``:
+    ``(view, moved shape, output shape, form)`` (:func:`_reduce_form`), or None where
+    the call keeps its exact shape."""
+    form = _reduce_form(op, static_key, len(shape))
+    axes, perm, a0, a1, keepdims, _ = form
     if not axes or math.prod(shape) == 0:
         return None
-    dtype = dtypes[0]
-    if ident == "mean" and not np.issubdtype(dtype, np.floating):
-        return None
-    h = hosts[0]
     if perm is not None:
         h = np.transpose(h, perm)
     moved = h.shape
-    o, r, i = math.prod(moved[:a0]), math.prod(moved[a0:a1]), math.prod(moved[a1:])
+    view = h.reshape(math.prod(moved[:a0]), math.prod(moved[a0:a1]), math.prod(moved[a1:]))
+    if keepdims:
+        out_shape = tuple(1 if k in axes else d for k, d in enumerate(shape))
+    else:
+        out_shape = tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
+    return view, moved, out_shape, form
+
+
+def _reduce_key(op, canon, ident, dtype):
+    """A reduction's program key less its class (``mean`` divides by a count argument)."""
+    return ("reduce", op.name, canon if ident != "mean" else (), dtype)
+
+
+def _direct_reduce(op, static_key, arrays, n, ident):
+    """A reduction whose family already has a generic host program: run it on the
+    ``(outer, reduced, inner)`` view, without a plan. None: take the plan's path."""
+    if n != 1 or len(arrays) != 1:
+        return None
+    x = arrays[0]
+    form = _REDUCE_FORMS.get((op.name, static_key, x.ndim))
+    if form is None:
+        return None
+    prog = _GENERIC.get(_reduce_key(op, form[5], ident, x.dtype))
+    if prog is None:
+        return None
+    views = host_views(arrays)
+    if views is None:
+        return None
+    seen = _reduce_view(op, static_key, x.shape, views[0][0])
+    if seen is None:
+        return None
+    view, _, out_shape, _ = seen
+    try:
+        args = (view, float(view.shape[1])) if ident == "mean" else (view,)
+        out = prog.raw(*args, checked=views[1])[0]
+    except _host.Unsupported:
+        return None  # a subnormal value: the plan's path hands it to the compiled program
+    STATS["runs"] += 1
+    return to_device(out.reshape(out_shape), True)
+
+
+def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
+    if len(ins) != 1 or dyn:
+        return None
+    shape = tuple(ins[0].shape)
+    dtype = dtypes[0]
+    if ident == "mean" and not np.issubdtype(dtype, np.floating):
+        return None
+    seen = _reduce_view(op, static_key, shape, hosts[0])
+    if seen is None:
+        return None
+    view, moved, out_shape, (axes, perm, _, _, _, canon) = seen
+    o, r, i = view.shape
     bo, br, bi = _dim_class(o), _dim_class(r), _dim_class(i)
-    view = h.reshape(o, r, i)
 
     def pad():
         buf = np.full((bo, br, bi), _pad_value(dtype, 0 if ident == "mean" else ident), dtype)
         buf[:o, :r, :i] = view
         return [buf, float(r)] if ident == "mean" else [buf]
 
-    if keepdims:
-        out_shape = tuple(1 if k in axes else d for k, d in enumerate(shape))
-    else:
-        out_shape = tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
     p = Plan()
     p.pad, p._args = pad, None
     p.raw = [view, float(r)] if ident == "mean" else [view]
@@ -407,7 +450,7 @@ def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
     else:
         p.make = lambda: op.bound(canon)
         p.specs = (((bo, br, bi), dtype),)
-    p.key = ("reduce", op.name, canon if ident != "mean" else (), dtype, (bo, br, bi))
+    p.key = (*_reduce_key(op, canon, ident, dtype), (bo, br, bi))
     p.out_shape, p.bcast = out_shape, None
 
     def pad_out(ct):
@@ -955,10 +998,14 @@ def run(op, static_key, arrays, n):
     if k is None or _count(op, k):
         return None
     try:
-        if op.bucket == "map" or op.bucket == "broadcast":
+        b = op.bucket
+        res = None
+        if b == "map" or b == "broadcast":
             res = _direct(op, static_key, arrays, n)
-            if res is not None:
-                return res
+        elif type(b) is tuple:
+            res = _direct_reduce(op, static_key, arrays, n, b[1])
+        if res is not None:
+            return res
         p = plan(op, static_key, arrays, n)
         return None if p is None else forward(p)
     except Exception:  # noqa: BLE001 - the exact kernel runs the call, or raises the op's error

@@ -228,6 +228,30 @@ def test_hybridized_blocks_keep_exact_shapes():
     assert buckets.stats()["runs"] == before
 
 
+@pytest.mark.parametrize("name, attrs", [("sum", {"axis": 1}), ("prod", {"axis": (0, 2)}),
+                                         ("max", {"axis": 0, "keepdims": True}),
+                                         ("nansum", {"axis": 1, "exclude": True})])  # fmt: skip
+def test_a_reduction_family_with_a_host_program_runs_without_a_plan(name, attrs, monkeypatch):
+    # once the family's generic program exists, a new shape runs it on the (outer, reduced,
+    # inner) view directly: the plan path's values bit for bit
+    op = reg.get(name)
+    static_key, _ = op.parse_attrs(attrs)
+    first = jnp.asarray(RNG.standard_normal((4, 5, 6)).astype(np.float32))
+    buckets.forward(buckets.plan(op, static_key, [first], 1))  # makes the family's program
+    plans = []
+    real_plan = buckets.plan
+    monkeypatch.setattr(buckets, "plan", lambda *a: plans.append(a) or real_plan(*a))
+    for shape in [(3, 7, 2), (9, 1, 4), (2, 30, 3)]:
+        x = jnp.asarray(RNG.standard_normal(shape).astype(np.float32))
+        got = buckets.run(op, static_key, [x], 1)
+        assert got is not None and not plans
+        want = buckets.forward(real_plan(op, static_key, [x], 1))
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        exact = np.asarray(op.kernel(static_key)(x))
+        assert got.shape == exact.shape
+        np.testing.assert_allclose(np.asarray(got), exact, rtol=1e-6, atol=1e-6)
+
+
 # (op, lhs shape, rhs shape, transpose_a, transpose_b)
 PRODUCTS = [
     ("batch_dot", (2, 3, 4), (2, 4, 5), False, False),
