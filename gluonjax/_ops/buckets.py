@@ -306,9 +306,7 @@ def _map_plan(op, static_key, ins, hosts, dyn, dyn_avals, dtypes, kind):
         return args + list(dyn)
 
     p = Plan()
-    # the scalars by Python type (int, float, bool: each one aval), so that a call finds
-    # its family's generic program (:func:`_direct`) before any aval is made
-    p.key = ("map", op.name, static_key, dtypes, tuple(type(v) for v in dyn), b)
+    p.key = (*_map_key(op, static_key, dtypes, dyn), b)
     p.make = lambda: op.bound(static_key)
     p.specs = tuple(((b,), d) for d in dtypes) + dyn_avals
     p.pad, p._args = pad, None
@@ -320,6 +318,13 @@ def _map_plan(op, static_key, ins, hosts, dyn, dyn_avals, dtypes, kind):
     p.raw_ct = np.asarray
     p.unpad = lambda outs: [np.asarray(o)[:size].reshape(out_shape) for o in outs]
     return p
+
+
+def _map_key(op, static_key, dtypes, dyn):
+    """An elementwise program's key less its class: the scalars by Python type (int,
+    float, bool: each one aval), so that a call finds its family's generic program
+    (:func:`_direct`) before any aval is made."""
+    return ("map", op.name, static_key, dtypes, tuple([type(v) for v in dyn]))
 
 
 def _pad_flat(ct, b, size):
@@ -368,11 +373,10 @@ def _reduce_form(op, static_key, ndim):
     return _REDUCE_FORMS.put(key, (axes, perm, a0, a1, bool(attrs["keepdims"]), canon))
 
 
-def _reduce_view(op, static_key, shape, h):
-    """A reduction's input ``h`` of ``shape`` viewed as ``(outer, reduced, inner)``:
-    ``(view, moved shape, output shape, form)`` (:func:`_reduce_form`), or None where
+def _reduce_view(form, shape, h):
+    """A reduction's input ``h`` of ``shape`` viewed as ``(outer, reduced, inner)`` by
+    ``form`` (:func:`_reduce_form`): ``(view, moved shape, output shape)``, or None where
     the call keeps its exact shape."""
-    form = _reduce_form(op, static_key, len(shape))
     axes, perm, a0, a1, keepdims, _ = form
     if not axes or math.prod(shape) == 0:
         return None
@@ -384,7 +388,7 @@ def _reduce_view(op, static_key, shape, h):
         out_shape = tuple(1 if k in axes else d for k, d in enumerate(shape))
     else:
         out_shape = tuple(d for k, d in enumerate(shape) if k not in axes) or (1,)
-    return view, moved, out_shape, form
+    return view, moved, out_shape
 
 
 def _reduce_key(op, canon, ident, dtype):
@@ -398,19 +402,17 @@ def _direct_reduce(op, static_key, arrays, n, ident):
     if n != 1 or len(arrays) != 1:
         return None
     x = arrays[0]
-    form = _REDUCE_FORMS.get((op.name, static_key, x.ndim))
-    if form is None:
-        return None
+    form = _reduce_form(op, static_key, x.ndim)
     prog = _GENERIC.get(_reduce_key(op, form[5], ident, x.dtype))
     if prog is None:
         return None
     views = host_views(arrays)
     if views is None:
         return None
-    seen = _reduce_view(op, static_key, x.shape, views[0][0])
+    seen = _reduce_view(form, x.shape, views[0][0])
     if seen is None:
         return None
-    view, _, out_shape, _ = seen
+    view, _, out_shape = seen
     try:
         args = (view, float(view.shape[1])) if ident == "mean" else (view,)
         out = prog.raw(*args, checked=views[1])[0]
@@ -427,10 +429,12 @@ def _reduce_plan(op, static_key, ins, hosts, dyn, dtypes, ident):
     dtype = dtypes[0]
     if ident == "mean" and not np.issubdtype(dtype, np.floating):
         return None
-    seen = _reduce_view(op, static_key, shape, hosts[0])
+    form = _reduce_form(op, static_key, len(shape))
+    seen = _reduce_view(form, shape, hosts[0])
     if seen is None:
         return None
-    view, moved, out_shape, (axes, perm, _, _, _, canon) = seen
+    view, moved, out_shape = seen
+    perm, canon = form[1], form[5]
     o, r, i = view.shape
     bo, br, bi = _dim_class(o), _dim_class(r), _dim_class(i)
 
@@ -1024,7 +1028,7 @@ def _direct(op, static_key, arrays, n):
     else:
         ins, dyn = arrays[:n], arrays[n:]
         dtypes = tuple([a.dtype for a in ins])
-    fam = ("map", op.name, static_key, dtypes, tuple([type(v) for v in dyn]))
+    fam = _map_key(op, static_key, dtypes, dyn)
     prog = _GENERIC.get(fam)
     if prog is None:
         return None
@@ -1101,9 +1105,7 @@ def unraw_input(p, k, g):
 
 def filled(shape, dtype, value):
     """``jnp.full`` without a program per shape (on the host path), for the backward."""
-    if enabled() and jax.default_backend() == "cpu":
-        return to_device(np.full(shape, value, dtype), value in (0, 1))
-    return jnp.full(shape, value, dtype)
+    return on_device(host_filled(shape, dtype, value))
 
 
 class Host:
@@ -1137,7 +1139,7 @@ def on_device(x):
 
 
 def host_filled(shape, dtype, value):
-    """:func:`filled` as a :class:`Host` value on the host path."""
+    """:func:`filled`, as a :class:`Host` value on the host path."""
     if enabled() and jax.default_backend() == "cpu":
         return Host(np.full(shape, value, dtype), value in (0, 1))
     return jnp.full(shape, value, dtype)
@@ -1168,7 +1170,7 @@ def _host_add(op, a, b):
     if size == 0:
         return None
     b_cls = size_class(size)
-    key = ("map", op.name, (), (dt, dt), (), b_cls)
+    key = (*_map_key(op, (), (dt, dt), ()), b_cls)
     try:
         prog = generic(key, lambda: op.bound(()), lambda: (jax.ShapeDtypeStruct((b_cls,), dt),) * 2)
         if prog is None:

@@ -405,3 +405,21 @@ def test_nd_exp_on_new_shapes_runs_on_the_host():
     assert after["runs"] - before["runs"] == 3
     if host._exp_verified():
         assert after["compiled"] == before["compiled"] and after["loaded"] == before["loaded"]
+
+
+@pytest.mark.parametrize("quiet", ["context variable", "np.errstate"])
+def test_host_programs_warn_nothing_and_leave_numpy_error_state(quiet, monkeypatch):
+    # overflow, 0/0 and 1/0 raise nothing in XLA; the host ignores NumPy's warnings for
+    # the call only, by its context variable or (another NumPy) np.errstate
+    if quiet == "np.errstate":
+        monkeypatch.setattr(host, "_QUIET", None)
+    prog = host.translate(lambda a, b: (a * a) / b, (jax.ShapeDtypeStruct((4,), np.float32),) * 2)
+    a = np.float32([3e38, 0.0, 1.0, 2.0])
+    b = np.float32([1.0, 0.0, 0.0, 4.0])
+    before = np.geterr()
+    with np.errstate(all="raise"):
+        (got,) = prog(a, b)
+        assert np.geterr()["over"] == "raise"
+    assert np.geterr() == before
+    want = jax.jit(lambda a, b: (a * a) / b)(a, b)
+    np.testing.assert_array_equal(got, np.asarray(want))
