@@ -50,7 +50,13 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     util,
     viz,  # noqa: E402
 )
+from . import numpy, numpy_extension  # noqa: E402
 from . import initializer as init  # noqa: E402
+from . import numpy as np  # noqa: E402
+from . import numpy_extension as npx  # noqa: E402
+
+ndarray.np, ndarray.npx = numpy, numpy_extension  # F.np / F.npx in hybrid_forward(F, ...)
+symbol.npx = numpy_extension  # symbolic npx: the array functions (traced values)
 from . import kvstore as kv  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import monitor as mon  # noqa: E402

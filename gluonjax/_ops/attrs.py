@@ -170,7 +170,25 @@ _KINDS: dict[str, Callable[[Any], Any]] = {
     "str?": _none_or(_to_str),
     "axis": _axis,
     "raw": lambda v: v,
+    "literal": lambda v: _hashable(_literal(v.strip()) if isinstance(v, str) else v),
 }
+
+
+def _hashable(v):
+    """A NumPy-style argument as a hashable value: lists become tuples, dtypes their names,
+    NumPy scalars Python numbers (``literal`` attributes of ``_np_*`` ops)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, np.ndarray):
+        return _hashable(v.tolist())
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (type, np.dtype)) and v is not bool and v is not int and v is not float:
+        try:
+            return np.dtype(v).name
+        except TypeError:
+            return v
+    return v
 
 
 def attr_to_str(value):

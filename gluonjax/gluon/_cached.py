@@ -27,8 +27,10 @@ from .._tape.state import _local as _st
 from ..autograd import _deferred
 from ..base import BlockInputError, HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
+from ..numpy._array import ndarray as _np_ndarray
 from . import _fast
 from . import _forward_check as _fc
+from . import _np_mode as _npm
 
 _APPLY = LRU(256, "vjp appliers by output structure")
 _IDS = itertools.count(1)  # ids of parameter masks and call signatures (never reused)
@@ -91,15 +93,19 @@ class CachedGraph:
         # the hook-free call of HybridBlock.__call__ (one NDArray input), and the
         # parameter values, re-read only after a parameter array was written
         self.fast = _fast.FastCall(self)
+        self.np_mode = False  # traced with mx.np.ndarray inputs (HybridBlock sets it)
+        self.out_np = False  # the traced forward returned mx.np.ndarray outputs
 
     def _pure(self, param_values, inputs, seed_key, counter, training):
         block = self.block
 
         def run():
-            args = [None if v is None else NDArray(v) for v in inputs]
+            cls = _np_ndarray if self.np_mode else NDArray
+            args = [None if v is None else cls(v) for v in inputs]
             given = [None if a is None else a._data for a in args]
             out = block._traced_forward(*args)
             _check_traced(block, out, args, given)  # once per traced signature
+            self.out_np = _npm.output_kind(block, out)
             return out
 
         out, updates, used = pure_call(

@@ -11,10 +11,12 @@ from .._tape import state as _state
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _forward_check as _fc
+from . import _np_mode as _npm
 from ._cached import CachedGraph
 from ._fast import NEW as _NEW
 from .block import Block, to_ndarray
 from .parameter import Parameter
+from ..util import legacy_shapes
 
 __all__ = ["HybridBlock"]
 
@@ -127,21 +129,26 @@ class HybridBlock(Block):
                 return super().__call__(*args)
             if cached is None:
                 cached = self._build(args)
+                cached.np_mode = _npm.np_inputs(args)
             if self._forward_pre_hooks or self._forward_hooks:
                 for hook in list(self._forward_pre_hooks.values()):
                     hook(self, args)
                 out = cached(args)
+                if cached.out_np:
+                    out = _npm.to_np(out)
                 for hook in list(self._forward_hooks.values()):
                     hook(self, args, out)
                 return out
             out = cached(args)
+            if cached.out_np:
+                return _npm.to_np(out)
             if self._active and f is None and not cached.uses_random and not cached.multi:
                 self._fast = cached.fast
             return out
         if _STATE.scope is not None:
             if self._gluon2_style():
                 args = tuple(_as_ndarray(a) for a in args)
-            return super().__call__(*args, **kwargs)
+            return _npm.finish(self, super().__call__(*args, **kwargs))
         if args and hasattr(args[0], "_outputs"):  # a symbolic call
             _fc.check_inputs(self, args)
             return super().__call__(*args, **kwargs)
@@ -150,6 +157,7 @@ class HybridBlock(Block):
         before = _fc.snapshot(args)
         out = super().__call__(*args, **kwargs)
         _fc.restore_and_check(self, args, before)
+        out = _npm.finish(self, out)
         return out if type(out) is NDArray else _fc.check_output(self, out, "eager")
 
     def _can_auto_jit(self):
@@ -201,9 +209,9 @@ class HybridBlock(Block):
                 # MXNet runs hybrid_forward once to build the graph it infers shapes on,
                 # then never again for that input; here the compiled trace that follows
                 # runs it too, so this extra symbolic pass stays silent (one print, as MXNet)
-                with contextlib.redirect_stdout(io.StringIO()):
+                with contextlib.redirect_stdout(io.StringIO()), legacy_shapes():
                     self._infer_shapes_symbolically(args)
-            except MXNetError:
+            except (MXNetError, TypeError, ValueError):  # the eager pass below decides
                 pass
             if any(p._data is None and p._deferred is not None for p in self._all_params()):
                 with _state.pause(train_mode=False):
@@ -251,16 +259,20 @@ class HybridBlock(Block):
         if hasattr(x, "_outputs"):
             return self._symbol_forward(x, *args)
         scope = _state.current()
-        if scope is not None:
+        np_mode = _npm.np_call()
+        if scope is not None and not np_mode:
             return self._traced_symbol_forward(scope, x, *args)
         x = to_ndarray(x)
         args = tuple(to_ndarray(a) for a in args)
         own = self._own()
-        if any(p._data is None for p in own.values()):
+        if scope is None and any(p._data is None for p in own.values()):
             self._deferred_init([x, *args])
         params = {
             k: p._array_for_input(x.context) if p._copies else p.data() for k, p in own.items()
         }
+        if np_mode:  # F.np / F.npx on arrays, eager and traced alike
+            x, args = _npm.np_view(x), tuple(_npm.np_view(a) for a in args)
+            params = {k: _npm.np_view(v) for k, v in params.items()}
         return self.hybrid_forward(_nd(), x, *args, **params)
 
     def _symbol_forward(self, x, *args):

@@ -16,6 +16,8 @@ from .._tape import state as _trace
 from ..base import DeferredInitializationError, MXNetError, ShapeError
 from ..context import current_context
 from ..ndarray.ndarray import NDArray
+from ..util import is_np_array
+from . import _np_mode as _npm
 from ._param_ctx import ContextParameterMixin, as_context_list
 from ._param_sparse import SparseParameterMixin, check_stypes
 
@@ -282,7 +284,8 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
         if traced is not None:
             return traced
         self._check()
-        return self._data if not self._copies and ctx is None else self._array_for(ctx)
+        arr = self._data if not self._copies and ctx is None else self._array_for(ctx)
+        return _npm.param_view(arr) if is_np_array() else _npm.nd_param_view(arr)
 
     def list_data(self):
         """The arrays of every context, in ``list_ctx()`` order."""
@@ -291,6 +294,8 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
         if traced is not None:
             return [traced]
         self._check()
+        if is_np_array():
+            return [_npm.param_view(a) for a in self._arrays()]
         return self._arrays()
 
     def grad(self, ctx=None):
@@ -301,7 +306,7 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
             raise MXNetError(
                 f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'"
             )
-        return arr.grad
+        return _npm.np_view(arr.grad) if is_np_array() else arr.grad
 
     def list_grad(self):
         """The gradient buffers of every context, in ``list_ctx()`` order."""
@@ -310,6 +315,8 @@ class Parameter(SparseParameterMixin, ContextParameterMixin):
             raise MXNetError(
                 f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'"
             )
+        if is_np_array():
+            return [_npm.np_view(d.grad) for d in self._arrays()]
         return [d.grad for d in self._arrays()]
 
     def list_ctx(self):

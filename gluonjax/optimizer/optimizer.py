@@ -17,6 +17,7 @@ import numpy as np
 
 from .._caches import PROCESS
 from .._ops.defs.optimizer_ops import clip
+from ..util import is_np_array
 from ..base import MXNetError
 
 __all__ = ["Optimizer", "register", "create", "preprocess_grad", "LRSchedulerWarning"]
@@ -93,6 +94,9 @@ class Optimizer:
         self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
         self.set_lr_mult({})
         self.set_wd_mult({})
+        # MXNet's flag: states made for mx.np arrays are mx.np arrays (gluonjax makes
+        # states of the weight's own class either way; kept for code that reads it)
+        self.allow_np_array = is_np_array()
 
     @property
     def clip_gradient(self):

@@ -14,6 +14,11 @@ from ._json import fromjson, load, load_json
 from .symbol import Group, Symbol, Variable, create, var
 
 _ops_bridge.install()
+from . import _np  # noqa: E402
+
+np = _np.namespace()  # sym.np (F.np in a symbolic hybrid_forward)
+_np.install()  # mx.np / mx.npx functions given a Symbol build symbols
+Symbol.as_np_ndarray = Symbol.as_nd_ndarray = lambda self: self
 from . import _bind  # noqa: E402,F401  (installs Symbol.bind/simple_bind/eval)
 
 

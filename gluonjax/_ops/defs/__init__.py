@@ -18,6 +18,7 @@ from . import (  # noqa: F401  # noqa: F401,E402
     nn,
     norm,
     norm_contrib,
+    np_ops,
     optimizer_ops,
     output,
     pool,

@@ -14,7 +14,18 @@ _DOT_ATTRS = {
 }
 
 
-@register("dot", inputs=("lhs", "rhs"), attrs=_DOT_ATTRS, bucket="contract")
+def _dot_infer(attrs, shapes):
+    """A weight's contracted axis from the data's (Gluon's deferred ``x.dot(w)``)."""
+    a, b = shapes["lhs"], shapes.get("rhs")
+    if b is None or not a:
+        return {}
+    k = a[0] if attrs["transpose_a"] else a[-1]
+    return {"rhs": tuple(b[:-1]) + (k,) if attrs["transpose_b"] else (k,) + tuple(b[1:])}
+
+
+@register(
+    "dot", inputs=("lhs", "rhs"), attrs=_DOT_ATTRS, bucket="contract", infer_args=_dot_infer
+)
 def dot(lhs, rhs, *, transpose_a, transpose_b, forward_stype):
     """MXNet ``dot``: contract the last axis of ``lhs`` with the first axis of ``rhs``.
 

@@ -22,6 +22,7 @@ import numpy as np
 from ..._io.atomic import atomic_write
 from ..._io.ndformat import write_arrays
 from ..._ops.jaxops import ExportError
+from ...util import is_np_shape
 from .jaxpr_to_symbol import jaxpr_to_symbol
 from .trace import Traced, signature_of
 
@@ -73,7 +74,8 @@ def export_block(
     prefix = f"{path}-{epoch:04d}"
     files = {
         path + "-symbol.json": symbol.tojson().encode("utf-8"),
-        prefix + ".params": write_arrays(list(arrays.values()), list(arrays)),
+        # NumPy-shape (V3) records in NumPy mode, as MXNet writes them
+        prefix + ".params": write_arrays(list(arrays.values()), list(arrays), is_np_shape()),
     }
     if stablehlo:
         key_of = {k.split(":", 1)[1]: k for k in arrays}

@@ -1,0 +1,491 @@
+"""``mx.np.ndarray``: an NDArray with NumPy's semantics, as MXNet 1.9.1 defines them.
+
+It is an ``NDArray`` subclass holding the same jax array, taped and traced the same way;
+what differs is the surface: NumPy indexing (an integer removes its axis, boolean masks),
+NumPy broadcasting and type promotion in operators, 0-d results, and NumPy's ``repr``.
+``nd.NDArray.as_np_ndarray()`` and ``ndarray.as_nd_ndarray()`` share the value (no copy).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as _np
+
+from .._ops import registry as _reg
+from .._ops.attrs import _to_number
+from .._ops.defs.np_ops import NP_BINARY
+from ..base import ArgumentTypeError, MXNetError, ShapeError
+from ..ndarray._invoke import check_write, invoke
+from ..ndarray.ndarray import NDArray
+
+__all__ = ["ndarray", "as_np", "call", "binary", "to_array"]
+
+_OP = _reg.get
+_GET = _OP("_npi_getitem")
+_SET = _OP("_npi_setitem")
+_SCALARS = (int, float, bool, _np.number, _np.bool_)
+
+
+class IndexingError(MXNetError, IndexError):
+    """An index NumPy refuses (type or bound)."""
+
+
+def as_np(res):
+    """Make ``invoke``'s result(s) ``mx.np.ndarray`` (the class only: the value is shared)."""
+    if type(res) is NDArray:
+        res.__class__ = ndarray
+        return res
+    if isinstance(res, (list, tuple)):
+        for r in res:
+            if type(r) is NDArray:
+                r.__class__ = ndarray
+    return res
+
+
+# ``symbol`` installs its constructor here (a hook, not an upward import): an ``np``/``npx``
+# function given a Symbol builds a graph node, as in a symbolic ``hybrid_forward``
+SYMBOLIC = [None]
+
+
+def call(op, args, kwargs, out=None):
+    """Run registry op ``op`` eagerly (or traced) and return ``mx.np.ndarray`` results;
+    with a Symbol among ``args``, the op's symbol instead."""
+    if args and SYMBOLIC[0] is not None and any(hasattr(a, "_outputs") for a in args):
+        return SYMBOLIC[0](op, args, kwargs)
+    return as_np(invoke(op, args, kwargs, out))
+
+
+def to_array(x, dtype=None):
+    """``x`` as an ``mx.np.ndarray`` (NDArrays are viewed, everything else converted)."""
+    if isinstance(x, NDArray):
+        return x if isinstance(x, ndarray) else x.as_np_ndarray()
+    if hasattr(x, "_outputs"):  # a Symbol: see SYMBOLIC
+        return x
+    if isinstance(x, jax.Array):
+        return ndarray(x)
+    a = _np.asarray(x)
+    if dtype is None and a.dtype == _np.float64 and not isinstance(x, _np.ndarray):
+        a = a.astype(_np.float32)  # Python floats and lists: MXNet's default float32
+    if dtype is not None:
+        a = a.astype(dtype)
+    return ndarray(jnp.asarray(a))
+
+
+def binary(public):
+    """``f(x1, x2, out=None)`` of a binary ufunc: arrays broadcast, Python scalars keep
+    the array's type where NumPy's rules for scalars say so (one op, or its scalar form)."""
+    op, sop, rop = (_OP(n) for n in NP_BINARY[public])
+
+    def f(x1, x2, out=None, **kwargs):
+        a1, a2 = isinstance(x1, NDArray), isinstance(x2, NDArray)
+        if a1 and a2:
+            return call(op, (x1, x2), {}, out)
+        if a1 and isinstance(x2, _SCALARS):
+            return call(sop, (x1,), {"scalar": _to_number(x2)}, out)
+        if a2 and isinstance(x1, _SCALARS):
+            return call(rop, (x2,), {"scalar": _to_number(x1)}, out)
+        if x1 is None or x2 is None:
+            raise ArgumentTypeError(
+                f"np.{public}: operands must be arrays or numbers, got "
+                f"{type(x1).__name__} and {type(x2).__name__}"
+            )
+        return call(op, (to_array(x1), to_array(x2)), {}, out)
+
+    f.__name__ = f.__qualname__ = public
+    f.__doc__ = f"NumPy's ``{public}`` (MXNet op ``{op.name}``)."
+    return f
+
+
+def _operator(public, reverse=False):
+    f = binary(public)
+
+    def method(self, other):
+        if not isinstance(other, (NDArray, _SCALARS, _np.ndarray, jax.Array, list, tuple)):
+            return NotImplemented
+        return f(other, self) if reverse else f(self, other)
+
+    method.__name__ = f"__{'r' if reverse else ''}{public}__"
+    return method
+
+
+def _int_index(k):
+    return isinstance(k, (int, _np.integer)) and not isinstance(k, (bool, _np.bool_))
+
+
+def _key(self, key):
+    """(static key, index arrays) of a NumPy index expression on ``self``."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    static, arrays = [], []
+    for k in key:
+        if isinstance(k, slice):
+            static.append(("s", _slice_int(k.start), _slice_int(k.stop), _slice_int(k.step)))
+        elif k is None:
+            static.append(("n",))
+        elif k is Ellipsis:
+            static.append(("e",))
+        elif isinstance(k, (bool, _np.bool_)):
+            raise IndexingError(
+                "ndarray[...]: a Python bool index is not supported (as MXNet); use a boolean "
+                "array of the indexed axis's shape"
+            )
+        elif _int_index(k):
+            static.append(("i", int(k)))
+        elif _is_bool(k):
+            mask = _np.asarray(k.asnumpy() if isinstance(k, NDArray) else k)
+            _check_mask(self, key, mask, len([s for s in static if s[0] != "n"]))
+            for idx in _np.nonzero(mask):
+                static.append(("a",))
+                arrays.append(ndarray(jnp.asarray(idx.astype(_np.int32))))
+        elif isinstance(k, NDArray):
+            if not _np.issubdtype(k.dtype, _np.integer):
+                raise IndexingError(
+                    f"ndarray[...]: index arrays must be integers or booleans, got {k.dtype}"
+                )
+            static.append(("a",))
+            arrays.append(k)
+        elif isinstance(k, (list, range, _np.ndarray)):
+            a = _np.asarray(k)
+            if a.dtype == _np.bool_:
+                _check_mask(self, key, a, len([s for s in static if s[0] != "n"]))
+                for idx in _np.nonzero(a):
+                    static.append(("a",))
+                    arrays.append(ndarray(jnp.asarray(idx.astype(_np.int32))))
+                continue
+            if a.size and not _np.issubdtype(a.dtype, _np.integer):
+                raise IndexingError(
+                    f"ndarray[...]: index arrays must be integers or booleans, got {a.dtype}"
+                )
+            static.append(("a",))
+            arrays.append(ndarray(jnp.asarray(a.astype(_np.int32))))
+        elif isinstance(k, jax.Array):
+            static.append(("a",))
+            arrays.append(ndarray(k))
+        else:
+            raise IndexingError(
+                f"ndarray[...]: index {k!r} of type {type(k).__name__} is not supported; use "
+                f"integers, slices, None, Ellipsis, integer or boolean arrays"
+            )
+    return tuple(static), arrays
+
+
+def _check_mask(arr, key, mask, axis):
+    """A boolean index must have the shape of the axes it covers (NumPy's IndexError)."""
+    if any(k is Ellipsis for k in key):
+        return
+    covered = arr.shape[axis : axis + mask.ndim]
+    if mask.ndim == 0 or covered != mask.shape:
+        raise IndexingError(
+            f"ndarray[...]: boolean index of shape {mask.shape} does not match the indexed "
+            f"axes {covered} (starting at axis {axis}) of the array of shape {arr.shape}"
+        )
+
+
+def _is_bool(k):
+    return (isinstance(k, NDArray) and k.dtype == _np.bool_) or (
+        isinstance(k, _np.ndarray) and k.dtype == _np.bool_
+    )
+
+
+def _slice_int(v):
+    if v is None:
+        return None
+    if isinstance(v, NDArray):
+        return int(v.item())
+    if not _int_index(v):
+        raise IndexingError(f"ndarray[...]: slice indices must be integers or None, got {v!r}")
+    return int(v)
+
+
+PROTOCOL: dict = {}  # NumPy function name -> mx.np function (filled by gluonjax.numpy)
+
+
+def _host_tree(v, fn):
+    if isinstance(v, (list, tuple)):
+        return type(v)(_host_tree(x, fn) for x in v)
+    if isinstance(v, dict):
+        return {k: _host_tree(x, fn) for k, x in v.items()}
+    return fn(v)
+
+
+def _on_host(func, args, kwargs):
+    """``func`` of NumPy copies of the arrays, its array results back as ``mx.np.ndarray``."""
+    a = _host_tree(args, lambda v: v.asnumpy() if isinstance(v, NDArray) else v)
+    k = _host_tree(kwargs, lambda v: v.asnumpy() if isinstance(v, NDArray) else v)
+    res = func(*a, **k)
+    return _host_tree(res, lambda v: to_array(v) if isinstance(v, _np.ndarray) else v)
+
+
+class ndarray(NDArray):  # noqa: N801 - MXNet's (and NumPy's) name
+    """An array with NumPy's semantics (MXNet's ``mx.np.ndarray``).
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> a = mx.np.array([[1, 2], [3, 4]])
+    >>> a.dtype, a[1].shape, a[a > 2].tolist()
+    (dtype('float32'), (2,), [3.0, 4.0])
+    >>> (a.sum(axis=0) / 2).tolist()
+    [2.0, 3.0]
+    """
+
+    __slots__ = ()
+
+    # ------------------------------------------------------------------ conversion
+    def as_nd_ndarray(self):
+        """The same value as an ``nd.NDArray`` (shared, no copy; the tape link is kept)."""
+        out = NDArray(self._data)
+        if self._node is not None:
+            out._node = self._node
+        return out
+
+    def as_np_ndarray(self):
+        return self
+
+    def item(self, *args):
+        """The element as a Python scalar (``a.item()`` of a one-element array)."""
+        return self.asnumpy().item(*args)
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """A copy with another dtype (``copy=False`` returns ``self`` when it matches)."""
+        from .._ops.defs.np_ops import np_dtype
+
+        dt = np_dtype(dtype)
+        if not copy and dt == self.dtype:
+            return self
+        return call(_OP("Cast"), (self,), {"dtype": dt.name})
+
+    def copy(self, order="C"):
+        if order != "C":
+            raise NotImplementedError(f"ndarray.copy: order={order!r}; only 'C' is supported")
+        return call(_OP("_np_copy"), (self,), {})
+
+    def detach(self):
+        return ndarray(self._data)
+
+    @property
+    def grad(self):
+        g = self._grad
+        if g is not None and type(g) is not ndarray:
+            g._data  # noqa: B018 - a pending gradient settles into its own class first
+            if type(g) is NDArray:
+                g.__class__ = ndarray
+        return g
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def __array__(self, dtype=None, copy=None):
+        a = _np.asarray(self._data)
+        return a.astype(dtype) if dtype is not None else a
+
+    # ------------------------------------------------------------------ NumPy protocols
+    def __array_function__(self, func, types, args, kwargs):
+        """``numpy.f(mx_array)`` runs ``mx.np.f`` (NEP 18), or NumPy on copies when mx.np
+        has no ``f``; results are ``mx.np.ndarray``."""
+        mod = getattr(func, "__module__", "") or ""
+        name = ("linalg." if "linalg" in mod else "") + func.__name__
+        fn = PROTOCOL.get(name)
+        if fn is not None:
+            return fn(*args, **kwargs)
+        return _on_host(func, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """``numpy.ufunc(mx_array, ...)`` runs ``mx.np``'s function of the ufunc (NEP 13)."""
+        fn = PROTOCOL.get(ufunc.__name__) if method == "__call__" else None
+        if fn is not None and "out" not in kwargs:
+            return fn(*inputs, **kwargs)
+        return _on_host(getattr(ufunc, method), inputs, kwargs)
+
+    # ------------------------------------------------------------------ display
+    def __repr__(self):
+        text = repr(self.asnumpy())
+        dt = self.dtype
+        if "dtype=" in text:
+            if dt == _np.float32:
+                text = text[: text.rindex(",")] + ")"
+        elif dt not in (_np.float32, _np.bool_):
+            text = text[:-1] + f", dtype={dt})"
+        ctx = self.context
+        if ctx.device_type != "cpu":
+            text = text[:-1] + f", ctx={ctx})"
+        return text
+
+    def __str__(self):
+        text = str(self.asnumpy())
+        ctx = self.context
+        return text if ctx.device_type == "cpu" else f"{text} @{ctx}"
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self.asnumpy()[()], spec)
+        if spec:
+            raise TypeError(f"unsupported format string passed to ndarray.__format__: {spec!r}")
+        return str(self)
+
+    # ------------------------------------------------------------------ python protocol
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object (a 0-d mx.np.ndarray)")
+        return self.shape[0]
+
+    def __bool__(self):
+        n = self.size
+        if n != 1:
+            if n == 0:
+                return False
+            raise ValueError(
+                f"The truth value of an array with more than one element (shape {self.shape}) "
+                f"is ambiguous. Use a.any() or a.all()"
+            )
+        return bool(self.asnumpy().reshape(-1)[0])
+
+    def __index__(self):
+        if self.size != 1 or not _np.issubdtype(self.dtype, _np.integer):
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, key):
+        if key is Ellipsis or (isinstance(key, tuple) and not key):
+            return call(_GET, (self,), {"key": (("e",),)})
+        if isinstance(key, NDArray) and key.ndim == 0 and key.dtype == _np.bool_:
+            # a 0-d boolean index adds an axis, kept (True) or emptied (False), as NumPy
+            out = call(_GET, (self,), {"key": (("n",),)})
+            return out if bool(key.item()) else call(_GET, (out,), {"key": (("s", 0, 0, None),)})
+        static, arrays = _key(self, key)
+        return call(_GET, (self, *arrays), {"key": static})
+
+    def __setitem__(self, key, value):
+        check_write(self, "ndarray[...] = value")
+        static, arrays = _key(self, key)
+        if not isinstance(value, NDArray):
+            if isinstance(value, _SCALARS):
+                value = ndarray(jnp.asarray(value, self.dtype))
+            else:
+                value = to_array(value, self.dtype)
+        res = invoke(_SET, (self, value, *arrays), {"key": static})
+        self._data, self._node = res._data, res._node
+
+    # ------------------------------------------------------------------ operators
+    __add__, __radd__ = _operator("add"), _operator("add", True)
+    __sub__, __rsub__ = _operator("subtract"), _operator("subtract", True)
+    __mul__, __rmul__ = _operator("multiply"), _operator("multiply", True)
+    __truediv__, __rtruediv__ = _operator("true_divide"), _operator("true_divide", True)
+    __mod__, __rmod__ = _operator("mod"), _operator("mod", True)
+    __pow__, __rpow__ = _operator("power"), _operator("power", True)
+    __and__, __rand__ = _operator("bitwise_and"), _operator("bitwise_and", True)
+    __or__, __ror__ = _operator("bitwise_or"), _operator("bitwise_or", True)
+    __xor__, __rxor__ = _operator("bitwise_xor"), _operator("bitwise_xor", True)
+    __lt__, __le__ = _operator("less"), _operator("less_equal")
+    __gt__, __ge__ = _operator("greater"), _operator("greater_equal")
+    _eq, _ne = _operator("equal"), _operator("not_equal")
+
+    def __eq__(self, other):
+        return False if other is None else self._eq(other)
+
+    def __ne__(self, other):
+        return True if other is None else self._ne(other)
+
+    def __floordiv__(self, other):
+        return (self - (self % other)) / other if _np.issubdtype(self.dtype, _np.inexact) else \
+            call(_OP("_npi_true_divide"), (self, to_array(other)), {}).floor().astype(self.dtype)
+
+    def __neg__(self):
+        return call(_OP("_npi_negative"), (self,), {})
+
+    def __abs__(self):
+        return call(_OP("_npi_absolute"), (self,), {})
+
+    def __invert__(self):
+        return call(_OP("_npi_bitwise_not"), (self,), {})
+
+    def __matmul__(self, other):
+        return call(_OP("_npi_matmul"), (self, to_array(other)), {})
+
+    def __rmatmul__(self, other):
+        return call(_OP("_npi_matmul"), (to_array(other), self), {})
+
+    def _inplace(self, method, other, symbol):
+        check_write(self, f"'{symbol}'")
+        result = method(other)
+        if result is NotImplemented:
+            return result
+        if result.dtype != self.dtype and not _np.can_cast(result.dtype, self.dtype, "same_kind"):
+            raise ShapeError(
+                f"'{symbol}': cannot cast the result of dtype {result.dtype} to the array's "
+                f"dtype {self.dtype} with casting rule 'same_kind'"
+            )
+        self._data, self._node = result._data.astype(self.dtype), result._node
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(self.__add__, other, "+=")
+
+    def __isub__(self, other):
+        return self._inplace(self.__sub__, other, "-=")
+
+    def __imul__(self, other):
+        return self._inplace(self.__mul__, other, "*=")
+
+    def __itruediv__(self, other):
+        return self._inplace(self.__truediv__, other, "/=")
+
+    def __imod__(self, other):
+        return self._inplace(self.__mod__, other, "%=")
+
+    # ------------------------------------------------------------------ shape methods
+    def reshape(self, *shape, order="C", **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = kwargs.pop("newshape", kwargs.pop("shape", shape))
+        if kwargs:
+            raise ArgumentTypeError(f"ndarray.reshape: unexpected arguments {sorted(kwargs)}")
+        if order != "C":
+            raise NotImplementedError("ndarray.reshape: only order='C' is supported")
+        return call(_OP("_np_reshape"), (self,), {"newshape": shape})
+
+    def flatten(self, order="C"):
+        return self.reshape(-1, order=order)
+
+
+_ndarray_ops = ndarray  # the class the methods below are installed on
+
+
+def install_methods(funcs):
+    """Attach NumPy's array methods (``a.sum()``, ``a.transpose()``...) from ``funcs``."""
+    for name in (
+        "sum prod mean max min all any std var argmax argmin cumsum nonzero repeat swapaxes "
+        "take sort argsort clip round squeeze ravel diagonal trace dot tile flip"
+    ).split():
+        fn = funcs.get(name)
+        if fn is not None and name not in ndarray.__dict__:
+            setattr(ndarray, name, _method(fn))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return funcs["transpose"](self, axes or None)
+
+    ndarray.transpose = transpose
+    for name in ("exp log sqrt abs sin cos tanh sign floor ceil square").split():
+        fn = funcs.get(name)
+        if fn is not None and name not in ndarray.__dict__:
+            setattr(ndarray, name, _method(fn))
+
+
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = f"``np.{fn.__name__}(self, ...)``."
+    return method

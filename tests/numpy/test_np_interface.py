@@ -1,0 +1,415 @@
+"""``mx.np`` / ``mx.npx``: values against NumPy, gradients against ``jax.grad``, Gluon in
+NumPy mode against the same model in nd mode."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as onp
+import pytest
+
+import gluonjax as mx
+from gluonjax import autograd, gluon
+from gluonjax import np as mnp
+from gluonjax import npx
+from gluonjax.gluon import nn
+
+RNG = onp.random.default_rng(0)
+
+
+def _f32(*shape):
+    return RNG.standard_normal(shape).astype(onp.float32)
+
+
+# ---------------------------------------------------------------- arrays
+def test_creation_dtypes_follow_mxnet():
+    # MXNet's default dtype is float32 for Python data and the creation functions
+    assert mnp.array([1, 2]).dtype == onp.float32
+    assert mnp.array([[1.5]]).dtype == onp.float32
+    assert mnp.ones(3).dtype == mnp.zeros((2, 2)).dtype == mnp.arange(4).dtype == onp.float32
+    assert mnp.array([1, 2], dtype="int32").dtype == onp.int32
+    assert mnp.array(onp.arange(3, dtype=onp.int32)).dtype == onp.int32  # NumPy keeps its own
+    assert mnp.full((2,), True).dtype == onp.bool_
+    assert mnp.eye(3).tolist() == onp.eye(3).tolist()
+    assert mnp.linspace(0, 1, 5).tolist() == pytest.approx(onp.linspace(0, 1, 5).tolist())
+    assert mnp.indices((2, 3)).tolist() == onp.indices((2, 3)).tolist()
+    x = mnp.ones((2, 3))
+    assert type(x) is mnp.ndarray and isinstance(x, mx.nd.NDArray)
+    assert mnp.zeros_like(x).shape == (2, 3) and mnp.full_like(x, 7).tolist() == [[7.0] * 3] * 2
+
+
+def test_64_bit_types_in_numpy_mode():
+    @mx.use_np
+    def run():
+        a = mnp.array(onp.arange(4, dtype=onp.float64))
+        b = mnp.array(onp.arange(4, dtype=onp.int64))
+        a.attach_grad()
+        with autograd.record():
+            y = (a * a).sum()
+        y.backward()
+        return a.dtype, b.dtype, (a + 1).dtype, a.grad.dtype, a.grad.asnumpy()
+
+    adt, bdt, sdt, gdt, g = run()
+    assert (adt, bdt, sdt, gdt) == (onp.float64, onp.int64, onp.float64, onp.float64)
+    assert g.tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert not jax.config.jax_enable_x64  # restored when the scope ends
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (onp.arange(6, dtype=onp.int32).reshape(2, 3), onp.arange(3, dtype=onp.float32)),
+        (onp.arange(6, dtype=onp.int32).reshape(2, 3), onp.arange(1, 4, dtype=onp.int32)),
+        (_f32(3, 1), _f32(1, 4)),
+        (onp.arange(4, dtype=onp.float16), onp.arange(4, dtype=onp.float16)),
+    ],
+)
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "true_divide", "maximum", "less"])
+def test_binary_broadcasting_and_promotion_match_numpy(a, b, op):
+    got = getattr(mnp, op)(mnp.array(a), mnp.array(b))
+    want = getattr(onp, op)(a, b)
+    if want.dtype == onp.float64:  # int / int: MXNet's float32 (NumPy says float64)
+        want = want.astype(onp.float32)
+    assert got.dtype == want.dtype
+    onp.testing.assert_allclose(got.asnumpy(), want, rtol=1e-3)
+
+
+def test_python_scalars_keep_the_array_type():
+    i = mnp.array([1, 2, 3], dtype="int32")
+    assert (i + 1).dtype == onp.int32 and (2 * i).dtype == onp.int32
+    assert (i + 1.5).dtype == onp.float32  # NumPy 2 would say float64; MXNet float32
+    assert (mnp.ones(2, dtype="float16") * 3.0).dtype == onp.float16
+    assert (1 - mnp.ones(2)).tolist() == [0.0, 0.0] and (2 ** mnp.ones(2)).tolist() == [2.0, 2.0]
+    assert (i == 2).dtype == onp.bool_ and (i == None) is False  # noqa: E711
+
+
+def test_operators_with_numpy_arrays_return_mx_arrays():
+    x = mnp.array([1.0, 2.0])
+    for r in (x + onp.ones(2, onp.float32), x * [2, 2], onp.ones(2, onp.float32) - x):
+        assert type(r) is mnp.ndarray
+
+
+# ---------------------------------------------------------------- indexing
+_BASE = onp.arange(60, dtype=onp.float32).reshape(3, 4, 5)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        1, -1, (1, 2), (slice(None), 2), (Ellipsis, 1), (None, 1), (1, slice(1, 3), -1),
+        ([0, 2],), ([0, 2], [1, 3]), (slice(None), [3, 0, 3]), (0, onp.array([1, 2])),
+        (_BASE[:, 0, 0] > 10,), (0, _BASE[0] > 7), (slice(None, None, -1), 0), (),
+    ],
+)
+def test_getitem_matches_numpy(key):
+    got = mnp.array(_BASE)[key]
+    want = _BASE[key]
+    assert type(got) is mnp.ndarray and got.shape == want.shape
+    onp.testing.assert_array_equal(got.asnumpy(), want)
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        (1, 0.0), ((slice(None), 2), onp.arange(5, dtype=onp.float32)), (([0, 2], 1), -1.0),
+        ((_BASE > 30,), 5.0), ((Ellipsis, 0), onp.zeros((3, 4), onp.float32)),
+    ],
+)
+def test_setitem_matches_numpy(key, value):
+    got, want = mnp.array(_BASE), _BASE.copy()
+    got[key] = value
+    want[key] = value
+    onp.testing.assert_array_equal(got.asnumpy(), want)
+
+
+def test_bad_indices_raise_index_error():
+    a = mnp.ones((5, 4))
+    for key in (mnp.array([True], dtype=bool), mnp.zeros((4, 4), dtype=bool), 7, (0, 9)):
+        with pytest.raises(IndexError):
+            a[key]
+    with pytest.raises(IndexError, match="integers or booleans"):
+        a[mnp.array([0.5])]
+
+
+def test_getitem_gradient_scatters_ones():
+    x = mnp.array(_BASE)
+    x.attach_grad()
+    with autograd.record():
+        y = x[([0, 2], slice(1, 3))]
+    y.backward()
+    want = onp.zeros_like(_BASE)
+    want[[0, 2], 1:3] = 1
+    onp.testing.assert_array_equal(x.grad.asnumpy(), want)
+
+
+# ---------------------------------------------------------------- functions
+_X = _f32(3, 4)
+_CASES = [
+    ("sum", (_X,), {"axis": 1}),
+    ("sum", (_X,), {"axis": (0, 1), "keepdims": True}),
+    ("mean", (_X,), {"axis": 0}),
+    ("max", (_X,), {}),
+    ("min", (_X,), {"axis": -1}),
+    ("prod", (_X,), {"axis": 1}),
+    ("std", (_X,), {"axis": 1}),
+    ("var", (_X,), {"ddof": 1}),
+    ("argmax", (_X,), {"axis": 1}),
+    ("cumsum", (_X,), {"axis": 0}),
+    ("transpose", (_X,), {}),
+    ("reshape", (_X, (2, 6)), {}),
+    ("swapaxes", (_X, 0, 1), {}),
+    ("expand_dims", (_X, 1), {}),
+    ("tile", (_X, (2, 1)), {}),
+    ("repeat", (_X, 2), {"axis": 0}),
+    ("flip", (_X,), {"axis": 1}),
+    ("roll", (_X, 2), {}),
+    ("tril", (_X,), {}),
+    ("clip", (_X, -0.5, 0.5), {}),
+    ("where", (_X > 0, _X, -_X), {}),
+    ("dot", (_X, _X.T), {}),
+    ("matmul", (_X, _X.T), {}),
+    ("tensordot", (_X, _X), {"axes": ([1], [1])}),
+    ("outer", (_X[0], _X[1]), {}),
+    ("trace", (_X,), {}),
+    ("diff", (_X,), {}),
+    ("sort", (_X,), {"axis": 1}),
+    ("argsort", (_X,), {}),
+    ("around", (_X, 2), {}),
+    ("exp", (_X,), {}),
+    ("log1p", (onp.abs(_X),), {}),
+    ("arctan2", (_X, _X + 1), {}),
+    ("nan_to_num", (onp.array([onp.nan, onp.inf, 1], onp.float32),), {}),
+    ("pad", (_X, ((1, 0), (0, 2))), {}),
+    ("percentile", (_X, 40), {"axis": 1}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", _CASES, ids=[c[0] for c in _CASES])
+def test_functions_match_numpy(name, args, kwargs):
+    mx_args = [mnp.array(a) if isinstance(a, onp.ndarray) else a for a in args]
+    got = getattr(mnp, name)(*mx_args, **kwargs)
+    want = getattr(onp, name)(*args, **kwargs)
+    assert type(got) is mnp.ndarray
+    assert got.shape == onp.shape(want)
+    onp.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_joining_and_splitting_match_numpy():
+    a, b = _f32(2, 3), _f32(2, 3)
+    ma, mb = mnp.array(a), mnp.array(b)
+    for name in ("concatenate", "stack", "vstack", "hstack", "dstack", "column_stack"):
+        got = getattr(mnp, name)([ma, mb])
+        onp.testing.assert_array_equal(got.asnumpy(), getattr(onp, name)([a, b]))
+    for got, want in zip(mnp.split(ma, 3, axis=1), onp.split(a, 3, axis=1)):
+        onp.testing.assert_array_equal(got.asnumpy(), want)
+    for got, want in zip(mnp.array_split(ma, [1], axis=0), onp.array_split(a, [1], axis=0)):
+        onp.testing.assert_array_equal(got.asnumpy(), want)
+    assert [x.shape for x in mnp.atleast_3d(ma, mnp.ones(2))] == [(2, 3, 1), (1, 2, 1)]
+    onp.testing.assert_allclose(mnp.einsum("ij,kj->ik", ma, mb).asnumpy(),
+                                onp.einsum("ij,kj->ik", a, b), rtol=1e-6)
+
+
+def test_value_dependent_functions_run_on_the_host():
+    x = onp.array([3, 1, 3, 0, 1, 3], onp.int32)
+    u, counts = mnp.unique(mnp.array(x), return_counts=True)
+    assert u.tolist() == [0, 1, 3] and counts.tolist() == [1, 2, 3]
+    assert mnp.bincount(mnp.array(x)).tolist() == onp.bincount(x).tolist()
+    assert [i.tolist() for i in mnp.nonzero(mnp.array(x))] == [onp.nonzero(x)[0].tolist()]
+    assert mnp.array(x).nonzero()[0].tolist() == onp.nonzero(x)[0].tolist()
+
+
+def test_linalg_matches_numpy():
+    a = _f32(3, 3) + 3 * onp.eye(3, dtype=onp.float32)
+    spd = a @ a.T
+    ma = mnp.array(a)
+    onp.testing.assert_allclose(mnp.linalg.inv(ma).asnumpy(), onp.linalg.inv(a), rtol=1e-4)
+    onp.testing.assert_allclose(mnp.linalg.det(ma).asnumpy(), onp.linalg.det(a), rtol=1e-4)
+    onp.testing.assert_allclose(mnp.linalg.norm(ma).asnumpy(), onp.linalg.norm(a), rtol=1e-5)
+    onp.testing.assert_allclose(mnp.linalg.cholesky(mnp.array(spd)).asnumpy(),
+                                onp.linalg.cholesky(spd), rtol=1e-4, atol=1e-5)
+    sign, logdet = mnp.linalg.slogdet(ma)
+    want = onp.linalg.slogdet(a)
+    assert sign.item() == want[0] and logdet.item() == pytest.approx(want[1], rel=1e-5)
+
+
+_GRADS = [
+    ("sum", lambda x: jnp.sum(x, axis=1) ** 2, lambda x: mnp.sum(x, axis=1) ** 2),
+    ("max", lambda x: jnp.max(x, axis=0), lambda x: mnp.max(x, axis=0)),
+    ("std", lambda x: jnp.std(x, axis=1), lambda x: mnp.std(x, axis=1)),
+    ("transpose", lambda x: jnp.transpose(x) * jnp.arange(4.0),
+     lambda x: mnp.transpose(x) * mnp.arange(4)),
+    ("dot", lambda x: jnp.dot(x, x.T), lambda x: mnp.dot(x, x.T)),
+    ("where", lambda x: jnp.where(x > 0, x * 2, jnp.exp(x)),
+     lambda x: mnp.where(x > 0, x * 2, mnp.exp(x))),
+    ("concatenate", lambda x: jnp.concatenate([x, x * x], 0),
+     lambda x: mnp.concatenate([x, x * x], axis=0)),
+    ("getitem", lambda x: x[1:, ::2] * 3, lambda x: x[1:, ::2] * 3),
+    ("linalg.norm", lambda x: jnp.linalg.norm(x), lambda x: mnp.linalg.norm(x)),
+]
+
+
+@pytest.mark.parametrize("name, jfn, mfn", _GRADS, ids=[g[0] for g in _GRADS])
+def test_gradients_match_jax(name, jfn, mfn):
+    x = _f32(4, 3)
+    want = jax.grad(lambda v: jnp.sum(jfn(v) * 1.5))(jnp.asarray(x))
+    mx_x = mnp.array(x)
+    mx_x.attach_grad()
+    with autograd.record():
+        y = mfn(mx_x)
+    y.backward(mnp.full(y.shape, 1.5))
+    assert type(mx_x.grad) is mnp.ndarray
+    onp.testing.assert_allclose(mx_x.grad.asnumpy(), onp.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_bad_arguments_raise_numpy_builtin_errors():
+    x = mnp.ones((2, 3))
+    with pytest.raises(ValueError, match="_np_sum"):
+        mnp.sum(x, axis=4)
+    with pytest.raises(ValueError, match="_npi_add"):
+        x + mnp.ones((4,))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        mnp.sum(x, axes=1)
+    assert issubclass(type(pytest.raises(ValueError, mnp.reshape, x, (4, 4)).value),
+                      mx.MXNetError)
+
+
+# ---------------------------------------------------------------- npx
+def test_npx_operators():
+    x = _f32(2, 5)
+    mx_x = mnp.array(x)
+    onp.testing.assert_allclose(npx.relu(mx_x).asnumpy(), onp.maximum(x, 0))
+    e = onp.exp(x - x.max(-1, keepdims=True))
+    onp.testing.assert_allclose(npx.softmax(mx_x).asnumpy(), e / e.sum(-1, keepdims=True),
+                                rtol=1e-5)
+    assert type(npx.sigmoid(mx_x)) is mnp.ndarray
+    assert npx.reshape(mnp.ones((2, 3, 4)), (-2, -5)).shape == (2, 12)
+    assert npx.reshape(mnp.ones((2, 3, 4)), (-6, 1, 2, -4)).shape == (1, 2, 3, 4)
+    assert npx.reshape(mnp.ones((1, 3)), (-3, -2)).shape == (3,)
+    mask = mnp.array([[1, 1, 0, 0, 1]] * 2, dtype="bool")
+    got = npx.masked_softmax(mx_x, mask).asnumpy()
+    ref = onp.where(mask.asnumpy(), onp.exp(x), 0)
+    onp.testing.assert_allclose(got, ref / ref.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="violated"):
+        npx.constraint_check(mnp.array([1, 0], dtype="bool"), "violated")
+
+
+def test_set_np_and_reset_np():
+    assert not mx.is_np_array()
+    npx.set_np()
+    try:
+        assert mx.is_np_array() and mx.is_np_shape() and jax.config.jax_enable_x64
+    finally:
+        npx.reset_np()
+    assert not mx.is_np_array() and not mx.is_np_shape() and not jax.config.jax_enable_x64
+
+
+def test_numpy_protocols_dispatch_to_mx_np():
+    x = mnp.array([[1.0, 2.0], [3.0, 4.0]])
+    for r in (onp.sum(x, axis=0), onp.exp(x), onp.add(x, 1), onp.linalg.inv(x), onp.median(x)):
+        assert type(r) is mnp.ndarray
+    assert onp.sum(x, axis=0).tolist() == [4.0, 6.0]
+
+
+def test_nd_and_np_views_share_the_value():
+    a = mx.nd.ones((2, 2))
+    b = a.as_np_ndarray()
+    assert type(b) is mnp.ndarray and b._data is a._data
+    c = b.as_nd_ndarray()
+    assert type(c) is mx.nd.NDArray and c._data is a._data
+    assert repr(mnp.array([1, 2], dtype="int32")) == "array([1, 2], dtype=int32)"
+    assert repr(mnp.array([[1.0, 2.0]])) == "array([[1., 2.]])"
+    assert "{:.2f}".format(mnp.array(onp.pi)) == "3.14"
+
+
+# ---------------------------------------------------------------- Gluon in NumPy mode
+class _Net(gluon.HybridBlock):
+    def __init__(self):
+        super().__init__()
+        with self.name_scope():
+            self.dense = nn.Dense(3)
+
+    def hybrid_forward(self, F, x):
+        h = F.npx.relu(self.dense(x))
+        return F.np.sum(h ** 2, axis=1) + x.mean()
+
+
+@mx.use_np
+def test_gluon_numpy_mode_eager_hybridized_and_trained(tmp_path):
+    x = mnp.array(_f32(4, 5))
+    net = _Net()
+    net.initialize(mx.init.Xavier())
+    eager = net(x)
+    assert type(eager) is mnp.ndarray
+    assert type(net.dense.weight.data()) is not mx.nd.NDArray
+    assert isinstance(net.dense.weight.data(), mnp.ndarray)
+    # the same computation in plain jax
+    w, b = net.dense.weight.data().asnumpy(), net.dense.bias.data().asnumpy()
+    ref = (onp.maximum(x.asnumpy() @ w.T + b, 0) ** 2).sum(1) + x.asnumpy().mean()
+    onp.testing.assert_allclose(eager.asnumpy(), ref, rtol=1e-5)
+    net.hybridize()
+    hyb = net(x)
+    assert type(hyb) is mnp.ndarray
+    onp.testing.assert_allclose(hyb.asnumpy(), eager.asnumpy(), rtol=1e-6)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    g = net.dense.weight.grad()
+    assert type(g) is mnp.ndarray
+    trainer.step(1)
+    onp.testing.assert_allclose(net.dense.weight.data().asnumpy(), w - 0.1 * g.asnumpy(),
+                                rtol=1e-5)
+    net.export(str(tmp_path / "m"))
+    ops = [n["op"] for n in json.loads((tmp_path / "m-symbol.json").read_text())["nodes"]]
+    assert "_np_sum" in ops and "_npi_mean" in ops
+    back = gluon.SymbolBlock.imports(str(tmp_path / "m-symbol.json"), ["data"],
+                                     str(tmp_path / "m-0000.params"))
+    onp.testing.assert_allclose(back(x).asnumpy(), net(x).asnumpy(), rtol=1e-5)
+
+
+def test_block_outputs_keep_their_kind_and_a_mix_raises():
+    class Both(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x.as_nd_ndarray() * 2, F.np.multiply(x, x)
+
+    class Nd(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x.as_nd_ndarray() * 2
+
+    x = mnp.ones((2, 3))
+    for hybridize in (False, True):
+        nd_net, both = Nd(), Both()
+        if hybridize:
+            nd_net.hybridize()
+            both.hybridize()
+        assert type(nd_net(x)) is mx.nd.NDArray
+        with pytest.raises(TypeError, match="both mx.np.ndarray and mx.nd.NDArray"):
+            mx.use_np(both)(x)
+
+
+@mx.use_np
+def test_deferred_shapes_are_inferred_in_numpy_mode():
+    class Lin(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(0, 7), allow_deferred_init=True)
+
+        def hybrid_forward(self, F, x, w):
+            return F.npx.relu(x.dot(w))
+
+    net = Lin()
+    net.initialize()
+    net.hybridize()
+    assert net(mnp.ones((2, 5))).shape == (2, 7)
+    assert net.w.shape == (5, 7)
+
+
+def test_symbolic_np_ops_build_graph_nodes():
+    x = mx.sym.var("x").as_np_ndarray()
+    y = mx.sym.np.sum(x, axis=1)
+    assert y.infer_shape(x=(2, 3))[1] == [(2,)]
+    z = npx.relu(x)
+    assert "Activation" in z.tojson()
