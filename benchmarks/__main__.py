@@ -16,6 +16,7 @@ import jax
 ROWS = [
     "bench_ops",
     "bench_nd",
+    "bench_np",
     "bench_hybrid",
     "bench_train",
     "bench_first_step",

@@ -19,7 +19,7 @@ from . import _distributed  # noqa: E402
 
 _distributed.init_from_env()  # a launched worker joins its job before jax computes
 
-from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
+from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     attribute,
     autograd,
     base,
@@ -39,6 +39,8 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     monitor,
     name,
     ndarray,  # noqa: E402
+    numpy,  # noqa: F401
+    numpy_extension,  # noqa: F401
     operator,
     optimizer,  # noqa: E402
     profiler,
@@ -50,17 +52,13 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
     util,
     viz,  # noqa: E402
 )
-from . import numpy, numpy_extension  # noqa: E402
 from . import initializer as init  # noqa: E402
-from . import numpy as np  # noqa: E402
-from . import numpy_extension as npx  # noqa: E402
-
-ndarray.np, ndarray.npx = numpy, numpy_extension  # F.np / F.npx in hybrid_forward(F, ...)
-symbol.npx = numpy_extension  # symbolic npx: the array functions (traced values)
 from . import kvstore as kv  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import monitor as mon  # noqa: E402
 from . import ndarray as nd  # noqa: E402
+from . import numpy as np  # noqa: E402,F401
+from . import numpy_extension as npx  # noqa: E402,F401
 from . import random as rnd  # noqa: E402
 from . import symbol as sym  # noqa: E402
 from ._caches import clear_caches  # noqa: E402
@@ -77,6 +75,9 @@ from .util import (  # noqa: E402
     use_np_array,
     use_np_shape,
 )
+
+ndarray.np, ndarray.npx = np, npx  # F.np / F.npx in hybrid_forward(F, ...)
+symbol.npx = npx  # npx functions given a Symbol build symbols (see numpy._array.SYMBOLIC)
 
 _LAZY = ("test_utils",)
 
@@ -102,6 +103,8 @@ __all__ = [
     "random",
     "autograd",
     "nd",
+    "np",
+    "npx",
     "ndarray",
     "MXNetError",
     "AttrScope",

@@ -23,6 +23,7 @@ EXPECTED = [
     "01_imperative_symbolic_hybrid.ipynb",
     "02_symbol_api.ipynb",
     "03_train_and_deploy.ipynb",
+    "04_numpy_interface.ipynb",
 ]
 TIMEOUT = 280  # seconds per cell; each notebook takes 5-30 s on 2 cores (not marked slow)
 

@@ -10,13 +10,13 @@ from .._rng import NeedsKey
 from .._tape import state as _state
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
+from ..util import legacy_shapes
 from . import _forward_check as _fc
 from . import _np_mode as _npm
 from ._cached import CachedGraph
 from ._fast import NEW as _NEW
 from .block import Block, to_ndarray
 from .parameter import Parameter
-from ..util import legacy_shapes
 
 __all__ = ["HybridBlock"]
 

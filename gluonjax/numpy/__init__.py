@@ -24,13 +24,56 @@ from ._array import ndarray
 from ._funcs import (  # noqa: F401
     FUNCS as _FUNCS,
 )
-from ._funcs import (
-    append, arange, array, asarray, atleast_1d, atleast_2d, atleast_3d, average, bincount,
-    blackman, broadcast_arrays, delete, diag_indices_from, dsplit, einsum, empty, empty_like, eye,
-    full, full_like, hamming, hanning, histogram, hsplit, identity, indices, insert, linspace,
-    logspace, may_share_memory, meshgrid, ndim, nonzero, ones, ones_like, pad, percentile,
-    quantile, resize, round_, shape, shares_memory, size, unique, unravel_index, vsplit, where,
-    zeros, zeros_like,
+from ._funcs import (  # noqa: F401 - the public functions
+    append,
+    arange,
+    array,
+    asarray,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    average,
+    bincount,
+    blackman,
+    broadcast_arrays,
+    delete,
+    diag_indices_from,
+    dsplit,
+    einsum,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    hamming,
+    hanning,
+    histogram,
+    hsplit,
+    identity,
+    indices,
+    insert,
+    linspace,
+    logspace,
+    may_share_memory,
+    meshgrid,
+    ndim,
+    nonzero,
+    ones,
+    ones_like,
+    pad,
+    percentile,
+    quantile,
+    resize,
+    round_,
+    shape,
+    shares_memory,
+    size,
+    unique,
+    unravel_index,
+    vsplit,
+    where,
+    zeros,
+    zeros_like,
 )
 
 for _name, _fn in _FUNCS.items():
@@ -38,12 +81,20 @@ for _name, _fn in _FUNCS.items():
         globals()[_name] = _fn
 _install_methods(dict(_FUNCS, nonzero=nonzero))
 
-from . import linalg, random  # noqa: E402
+from . import linalg, random  # noqa: E402,F401
 from ._array import PROTOCOL as _PROTOCOL  # noqa: E402
 
 _PROTOCOL.update({k: v for k, v in _FUNCS.items()})
-_PROTOCOL.update({k: globals()[k] for k in dir() if not k.startswith("_") and callable(
-    globals()[k]) and k not in ("ndarray", "dtype") and not isinstance(globals()[k], type)})
+_PROTOCOL.update(
+    {
+        k: globals()[k]
+        for k in dir()
+        if not k.startswith("_")
+        and callable(globals()[k])
+        and k not in ("ndarray", "dtype")
+        and not isinstance(globals()[k], type)
+    }
+)
 _PROTOCOL.update({f"linalg.{k}": getattr(linalg, k) for k in linalg.__all__})
 _PROTOCOL.update(product=_FUNCS["prod"], sometrue=_FUNCS["any"], abs=_FUNCS["absolute"])
 

@@ -396,8 +396,13 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and NumPy's) name
         return True if other is None else self._ne(other)
 
     def __floordiv__(self, other):
-        return (self - (self % other)) / other if _np.issubdtype(self.dtype, _np.inexact) else \
-            call(_OP("_npi_true_divide"), (self, to_array(other)), {}).floor().astype(self.dtype)
+        return (
+            (self - (self % other)) / other
+            if _np.issubdtype(self.dtype, _np.inexact)
+            else call(_OP("_npi_true_divide"), (self, to_array(other)), {})
+            .floor()
+            .astype(self.dtype)
+        )
 
     def __neg__(self):
         return call(_OP("_npi_negative"), (self,), {})

@@ -108,8 +108,9 @@ def arange(start, stop=None, step=1, dtype=None, ctx=None, device=None):
     return _new(jnp.asarray(_np.arange(start, stop, step, dtype=_dt(dtype))), ctx, device)
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, ctx=None,
-             device=None):
+def linspace(
+    start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, ctx=None, device=None
+):
     if int(num) < 0:
         raise ShapeError(f"np.linspace: num={num} must be non-negative")
     out = jnp.linspace(start, stop, int(num), endpoint, retstep, _dt(dtype), axis)
@@ -118,8 +119,9 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return _new(out, ctx, device)
 
 
-def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, ctx=None,
-             device=None):
+def logspace(
+    start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, ctx=None, device=None
+):
     return _new(jnp.logspace(start, stop, int(num), endpoint, base, _dt(dtype), axis), ctx, device)
 
 
@@ -137,8 +139,10 @@ def indices(dimensions, dtype=None, ctx=None, device=None):
 
 
 def meshgrid(*xi, indexing="xy", sparse=False, copy=True):
-    return [as_np(o) for o in _multi("meshgrid", [to_array(x) for x in xi], indexing=indexing,
-                                    sparse=sparse)]
+    return [
+        as_np(o)
+        for o in _multi("meshgrid", [to_array(x) for x in xi], indexing=indexing, sparse=sparse)
+    ]
 
 
 def _window(name):
@@ -176,14 +180,14 @@ def _generic(public, op):
 
         def f(*args, out=None, ctx=None, device=None, **kwargs):
             arrays = list(args[: len(in_names)])
-            for name in in_names[len(arrays):]:
+            for name in in_names[len(arrays) :]:
                 if name in kwargs:
                     arrays.append(kwargs.pop(name))
             if len(arrays) < len(in_names):
                 raise ArgumentTypeError(
-                    f"np.{public}: missing array argument(s) {list(in_names[len(arrays):])}"
+                    f"np.{public}: missing array argument(s) {list(in_names[len(arrays) :])}"
                 )
-            kw = _attr_kwargs(public, attr_names, args[len(in_names):], kwargs)
+            kw = _attr_kwargs(public, attr_names, args[len(in_names) :], kwargs)
             arrays = [a if isinstance(a, NDArray) else to_array(a) for a in arrays]
             res = call(op, arrays, kw, out)
             return _place(res, ctx, device) if not isinstance(res, list) else res
@@ -232,8 +236,11 @@ def _split_like(axis_default, name, min_ndim):
     return f
 
 
-hsplit, vsplit, dsplit = _split_like(1, "hsplit", 1), _split_like(0, "vsplit", 2), _split_like(
-    2, "dsplit", 3)
+hsplit, vsplit, dsplit = (
+    _split_like(1, "hsplit", 1),
+    _split_like(0, "vsplit", 2),
+    _split_like(2, "dsplit", 3),
+)
 
 
 def _split_out(fn):
@@ -257,10 +264,17 @@ def _atleast(n):
         for a in arys:
             a = to_array(a)
             if a.ndim < n:
-                shape = {1: (1,) * (1 - a.ndim) + a.shape,
-                         2: ((1, 1) if a.ndim == 0 else (1, a.shape[0])),
-                         3: ((1, 1, 1) if a.ndim == 0 else (1, a.shape[0], 1) if a.ndim == 1
-                             else a.shape + (1,))}[n]
+                shape = {
+                    1: (1,) * (1 - a.ndim) + a.shape,
+                    2: ((1, 1) if a.ndim == 0 else (1, a.shape[0])),
+                    3: (
+                        (1, 1, 1)
+                        if a.ndim == 0
+                        else (1, a.shape[0], 1)
+                        if a.ndim == 1
+                        else a.shape + (1,)
+                    ),
+                }[n]
                 a = FUNCS["reshape"](a, shape)
             out.append(a)
         return out[0] if len(out) == 1 else out
@@ -289,15 +303,19 @@ def average(a, axis=None, weights=None, returned=False, out=None):
     a = to_array(a)
     if weights is None:
         return call(_OP("_npi_average_unweighted"), (a,), {"axis": axis, "returned": returned}, out)
-    return call(_OP("_npi_average"), (a, to_array(weights)), {"axis": axis, "returned": returned},
-                out)
+    return call(
+        _OP("_npi_average"), (a, to_array(weights)), {"axis": axis, "returned": returned}, out
+    )
 
 
 def where(condition, x=None, y=None):
     if x is None and y is None:
         return nonzero(condition)
-    return FUNCS["where"](to_array(condition), x if isinstance(x, NDArray) else to_array(x),
-                          y if isinstance(y, NDArray) else to_array(y))
+    return FUNCS["where"](
+        to_array(condition),
+        x if isinstance(x, NDArray) else to_array(x),
+        y if isinstance(y, NDArray) else to_array(y),
+    )
 
 
 def pad(x, pad_width, mode="constant", **kwargs):
@@ -312,10 +330,15 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
 
 
 def _q_func(name):
-    def f(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear",
-          keepdims=False):
-        return FUNCS[name](to_array(a), to_array(q), axis=axis, interpolation=interpolation,
-                           keepdims=keepdims, out=out)
+    def f(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear", keepdims=False):
+        return FUNCS[name](
+            to_array(a),
+            to_array(q),
+            axis=axis,
+            interpolation=interpolation,
+            keepdims=keepdims,
+            out=out,
+        )
 
     f.__name__ = name
     return f
@@ -369,8 +392,9 @@ def bincount(x, weights=None, minlength=0):
 
 def histogram(a, bins=10, range=None, normed=None, weights=None, density=None):  # noqa: A002
     b = _host(bins) if isinstance(bins, NDArray) else bins
-    h, edges = _np.histogram(_host(a), b, range, weights=None if weights is None else
-                             _host(weights), density=density)
+    h, edges = _np.histogram(
+        _host(a), b, range, weights=None if weights is None else _host(weights), density=density
+    )
     return _from_host(h), _from_host(edges.astype(_host(a).dtype))
 
 
@@ -403,10 +427,12 @@ def call_jnp(fn, *arrays):
     # recorded: express it through registry ops (a gather of the flattened input)
     flat = [FUNCS["reshape"](a, (-1,)) for a in arrays]
     sizes = [a.size for a in arrays]
-    probe = fn(*[
-        (jnp.arange(n, dtype=jnp.int32) + sum(sizes[:i])).reshape(a.shape)
-        for i, (n, a) in enumerate(zip(sizes, arrays))
-    ])
+    probe = fn(
+        *[
+            (jnp.arange(n, dtype=jnp.int32) + sum(sizes[:i])).reshape(a.shape)
+            for i, (n, a) in enumerate(zip(sizes, arrays))
+        ]
+    )
     src = FUNCS["concatenate"](flat, axis=0) if len(flat) > 1 else flat[0]
     return FUNCS["take"](src, ndarray(probe.astype(jnp.int32)))
 

@@ -17,16 +17,45 @@ from ..ndarray.ndarray import NDArray
 from ._array import call, ndarray, to_array
 
 __all__ = [
-    "seed", "uniform", "normal", "randint", "rand", "randn", "choice", "shuffle",
-    "multinomial", "multivariate_normal", "lognormal", "logistic", "gumbel", "laplace",
-    "exponential", "rayleigh", "weibull", "pareto", "power", "gamma", "beta", "chisquare",
+    "seed",
+    "uniform",
+    "normal",
+    "randint",
+    "rand",
+    "randn",
+    "choice",
+    "shuffle",
+    "multinomial",
+    "multivariate_normal",
+    "lognormal",
+    "logistic",
+    "gumbel",
+    "laplace",
+    "exponential",
+    "rayleigh",
+    "weibull",
+    "pareto",
+    "power",
+    "gamma",
+    "beta",
+    "chisquare",
 ]
 
 _DEFAULTS = {
-    "uniform": (0.0, 1.0), "normal": (0.0, 1.0), "lognormal": (0.0, 1.0),
-    "logistic": (0.0, 1.0), "gumbel": (0.0, 1.0), "laplace": (0.0, 1.0),
-    "exponential": (1.0,), "rayleigh": (1.0,), "weibull": (None,), "pareto": (None,),
-    "power": (None,), "gamma": (None, 1.0), "beta": (None, None), "chisquare": (None,),
+    "uniform": (0.0, 1.0),
+    "normal": (0.0, 1.0),
+    "lognormal": (0.0, 1.0),
+    "logistic": (0.0, 1.0),
+    "gumbel": (0.0, 1.0),
+    "laplace": (0.0, 1.0),
+    "exponential": (1.0,),
+    "rayleigh": (1.0,),
+    "weibull": (None,),
+    "pareto": (None,),
+    "power": (None,),
+    "gamma": (None, 1.0),
+    "beta": (None, None),
+    "chisquare": (None,),
 }
 
 
@@ -56,10 +85,10 @@ def _sampler(name):
 
     def f(*args, size=None, dtype=None, ctx=None, device=None, out=None, **kwargs):
         vals = list(args[: len(pnames)])
-        rest = args[len(pnames):]
+        rest = args[len(pnames) :]
         if rest and size is None:
             size = rest[0]
-        for i, pn in enumerate(pnames[len(vals):], start=len(vals)):
+        for i, pn in enumerate(pnames[len(vals) :], start=len(vals)):
             v = kwargs.pop(pn, defaults[i])
             if v is None:
                 raise ShapeError(f"np.random.{name}: parameter '{pn}' is required")
@@ -74,24 +103,40 @@ def _sampler(name):
     return f
 
 
-for _n in _DEFAULTS:
-    globals()[_n] = _sampler(_n)
+uniform = _sampler("uniform")
+normal = _sampler("normal")
+lognormal = _sampler("lognormal")
+logistic = _sampler("logistic")
+gumbel = _sampler("gumbel")
+laplace = _sampler("laplace")
+exponential = _sampler("exponential")
+rayleigh = _sampler("rayleigh")
+weibull = _sampler("weibull")
+pareto = _sampler("pareto")
+power = _sampler("power")
+gamma = _sampler("gamma")
+beta = _sampler("beta")
+chisquare = _sampler("chisquare")
 
 
 def randint(low, high=None, size=None, dtype=None, ctx=None, device=None, out=None):
     if high is None:
         low, high = 0, low
     dt = np_dtype(dtype) if dtype is not None else _np.dtype(_np.int32)
-    return call(_reg.get("_npi_random_randint"), (), {"low": int(low), "high": int(high),
-                "size": _size(size) or (), "dtype": dt.name}, out)
+    return call(
+        _reg.get("_npi_random_randint"),
+        (),
+        {"low": int(low), "high": int(high), "size": _size(size) or (), "dtype": dt.name},
+        out,
+    )
 
 
 def rand(*size, **kwargs):
-    return globals()["uniform"](0.0, 1.0, size=size, **kwargs)
+    return uniform(0.0, 1.0, size=size, **kwargs)
 
 
 def randn(*size, **kwargs):
-    return globals()["normal"](0.0, 1.0, size=size, **kwargs)
+    return normal(0.0, 1.0, size=size, **kwargs)
 
 
 def choice(a, size=None, replace=True, p=None, ctx=None, device=None, out=None):
@@ -116,8 +161,11 @@ def shuffle(x):
 
 def multinomial(n, pvals, size=None):
     rng = _rng.host_rng()
-    pv = to_array(pvals).asnumpy().astype(_np.float64) if isinstance(pvals, NDArray) else \
-        _np.asarray(pvals, _np.float64)
+    pv = (
+        to_array(pvals).asnumpy().astype(_np.float64)
+        if isinstance(pvals, NDArray)
+        else _np.asarray(pvals, _np.float64)
+    )
     head = pv[:-1].sum()
     if head > 1 + 1e-5:
         raise MultinomialError(f"np.random.multinomial: sum(pvals[:-1]) = {head} > 1.0")
@@ -130,13 +178,13 @@ def multinomial(n, pvals, size=None):
 def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None):
     mean, cov = to_array(mean), to_array(cov)
     shape = (_size(size) or ()) + mean.shape[-1:]
-    z = globals()["normal"](0.0, 1.0, size=shape)
+    z = normal(0.0, 1.0, size=shape)
     chol = call(_reg.get("_npi_cholesky"), (cov,), {})
     return mean + (chol @ z[..., None])[..., 0]
 
 
 def _n_sampler(name):
-    base = globals()[name]
+    base = {"uniform": uniform, "normal": normal}[name]
 
     def f(*args, batch_shape=None, **kwargs):
         """Samples of shape ``batch_shape + broadcast(parameters).shape`` (MXNet's

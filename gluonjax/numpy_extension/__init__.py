@@ -157,20 +157,25 @@ def reshape(a, newshape, reverse=False, order="C"):
     while j < len(spec):
         c = spec[j]
         if c == -2:
-            out.append(src[i]); i += 1  # noqa: E702
+            out.append(src[i])
+            i += 1  # noqa: E702
         elif c == -3:
             if src[i] != 1:
                 raise MXNetError(f"npx.reshape: -3 drops an axis of size 1, axis {i} is {src[i]}")
             i += 1
         elif c == -4:
-            out.extend(src[i:]); i = len(src)  # noqa: E702
+            out.extend(src[i:])
+            i = len(src)  # noqa: E702
         elif c == -5:
-            out.append(src[i] * src[i + 1]); i += 2  # noqa: E702
+            out.append(src[i] * src[i + 1])
+            i += 2  # noqa: E702
         elif c == -6:
             d1, d2 = spec[j + 1], spec[j + 2]
             d1 = src[i] // d2 if d1 == -1 else d1
             d2 = src[i] // d1 if d2 == -1 else d2
-            out.extend([d1, d2]); i += 1; j += 2  # noqa: E702
+            out.extend([d1, d2])
+            i += 1
+            j += 2  # noqa: E702
         else:
             out.append(c)
             i += 1

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .._ops import registry as _reg
-from ..numpy._array import call, to_array
 from ..ndarray.ndarray import NDArray
+from ..numpy._array import call, to_array
 
 
 def _image(name):
@@ -19,10 +19,12 @@ def _image(name):
     return f
 
 
-for _n in ("to_tensor normalize resize crop flip_left_right flip_top_bottom "
-           "random_flip_left_right random_flip_top_bottom adjust_lighting random_lighting "
-           "random_brightness random_contrast random_saturation random_hue "
-           "random_color_jitter").split():
+for _n in (
+    "to_tensor normalize resize crop flip_left_right flip_top_bottom "
+    "random_flip_left_right random_flip_top_bottom adjust_lighting random_lighting "
+    "random_brightness random_contrast random_saturation random_hue "
+    "random_color_jitter"
+).split():
     try:
         globals()[_n] = _image(_n)
     except Exception:  # noqa: BLE001 - an op gluonjax does not have

@@ -17,8 +17,8 @@ import numpy as np
 
 from .._caches import PROCESS
 from .._ops.defs.optimizer_ops import clip
-from ..util import is_np_array
 from ..base import MXNetError
+from ..util import is_np_array
 
 __all__ = ["Optimizer", "register", "create", "preprocess_grad", "LRSchedulerWarning"]
 

@@ -11,9 +11,8 @@ import numpy as onp
 import pytest
 
 import gluonjax as mx
-from gluonjax import autograd, gluon
+from gluonjax import autograd, gluon, npx
 from gluonjax import np as mnp
-from gluonjax import npx
 from gluonjax.gluon import nn
 
 RNG = onp.random.default_rng(0)
@@ -98,9 +97,21 @@ _BASE = onp.arange(60, dtype=onp.float32).reshape(3, 4, 5)
 @pytest.mark.parametrize(
     "key",
     [
-        1, -1, (1, 2), (slice(None), 2), (Ellipsis, 1), (None, 1), (1, slice(1, 3), -1),
-        ([0, 2],), ([0, 2], [1, 3]), (slice(None), [3, 0, 3]), (0, onp.array([1, 2])),
-        (_BASE[:, 0, 0] > 10,), (0, _BASE[0] > 7), (slice(None, None, -1), 0), (),
+        1,
+        -1,
+        (1, 2),
+        (slice(None), 2),
+        (Ellipsis, 1),
+        (None, 1),
+        (1, slice(1, 3), -1),
+        ([0, 2],),
+        ([0, 2], [1, 3]),
+        (slice(None), [3, 0, 3]),
+        (0, onp.array([1, 2])),
+        (_BASE[:, 0, 0] > 10,),
+        (0, _BASE[0] > 7),
+        (slice(None, None, -1), 0),
+        (),
     ],
 )
 def test_getitem_matches_numpy(key):
@@ -113,8 +124,11 @@ def test_getitem_matches_numpy(key):
 @pytest.mark.parametrize(
     "key, value",
     [
-        (1, 0.0), ((slice(None), 2), onp.arange(5, dtype=onp.float32)), (([0, 2], 1), -1.0),
-        ((_BASE > 30,), 5.0), ((Ellipsis, 0), onp.zeros((3, 4), onp.float32)),
+        (1, 0.0),
+        ((slice(None), 2), onp.arange(5, dtype=onp.float32)),
+        (([0, 2], 1), -1.0),
+        ((_BASE > 30,), 5.0),
+        ((Ellipsis, 0), onp.zeros((3, 4), onp.float32)),
     ],
 )
 def test_setitem_matches_numpy(key, value):
@@ -207,8 +221,9 @@ def test_joining_and_splitting_match_numpy():
     for got, want in zip(mnp.array_split(ma, [1], axis=0), onp.array_split(a, [1], axis=0)):
         onp.testing.assert_array_equal(got.asnumpy(), want)
     assert [x.shape for x in mnp.atleast_3d(ma, mnp.ones(2))] == [(2, 3, 1), (1, 2, 1)]
-    onp.testing.assert_allclose(mnp.einsum("ij,kj->ik", ma, mb).asnumpy(),
-                                onp.einsum("ij,kj->ik", a, b), rtol=1e-6)
+    onp.testing.assert_allclose(
+        mnp.einsum("ij,kj->ik", ma, mb).asnumpy(), onp.einsum("ij,kj->ik", a, b), rtol=1e-6
+    )
 
 
 def test_value_dependent_functions_run_on_the_host():
@@ -227,8 +242,12 @@ def test_linalg_matches_numpy():
     onp.testing.assert_allclose(mnp.linalg.inv(ma).asnumpy(), onp.linalg.inv(a), rtol=1e-4)
     onp.testing.assert_allclose(mnp.linalg.det(ma).asnumpy(), onp.linalg.det(a), rtol=1e-4)
     onp.testing.assert_allclose(mnp.linalg.norm(ma).asnumpy(), onp.linalg.norm(a), rtol=1e-5)
-    onp.testing.assert_allclose(mnp.linalg.cholesky(mnp.array(spd)).asnumpy(),
-                                onp.linalg.cholesky(spd), rtol=1e-4, atol=1e-5)
+    onp.testing.assert_allclose(
+        mnp.linalg.cholesky(mnp.array(spd)).asnumpy(),
+        onp.linalg.cholesky(spd),
+        rtol=1e-4,
+        atol=1e-5,
+    )
     sign, logdet = mnp.linalg.slogdet(ma)
     want = onp.linalg.slogdet(a)
     assert sign.item() == want[0] and logdet.item() == pytest.approx(want[1], rel=1e-5)
@@ -238,13 +257,22 @@ _GRADS = [
     ("sum", lambda x: jnp.sum(x, axis=1) ** 2, lambda x: mnp.sum(x, axis=1) ** 2),
     ("max", lambda x: jnp.max(x, axis=0), lambda x: mnp.max(x, axis=0)),
     ("std", lambda x: jnp.std(x, axis=1), lambda x: mnp.std(x, axis=1)),
-    ("transpose", lambda x: jnp.transpose(x) * jnp.arange(4.0),
-     lambda x: mnp.transpose(x) * mnp.arange(4)),
+    (
+        "transpose",
+        lambda x: jnp.transpose(x) * jnp.arange(4.0),
+        lambda x: mnp.transpose(x) * mnp.arange(4),
+    ),
     ("dot", lambda x: jnp.dot(x, x.T), lambda x: mnp.dot(x, x.T)),
-    ("where", lambda x: jnp.where(x > 0, x * 2, jnp.exp(x)),
-     lambda x: mnp.where(x > 0, x * 2, mnp.exp(x))),
-    ("concatenate", lambda x: jnp.concatenate([x, x * x], 0),
-     lambda x: mnp.concatenate([x, x * x], axis=0)),
+    (
+        "where",
+        lambda x: jnp.where(x > 0, x * 2, jnp.exp(x)),
+        lambda x: mnp.where(x > 0, x * 2, mnp.exp(x)),
+    ),
+    (
+        "concatenate",
+        lambda x: jnp.concatenate([x, x * x], 0),
+        lambda x: mnp.concatenate([x, x * x], axis=0),
+    ),
     ("getitem", lambda x: x[1:, ::2] * 3, lambda x: x[1:, ::2] * 3),
     ("linalg.norm", lambda x: jnp.linalg.norm(x), lambda x: mnp.linalg.norm(x)),
 ]
@@ -271,8 +299,7 @@ def test_bad_arguments_raise_numpy_builtin_errors():
         x + mnp.ones((4,))
     with pytest.raises(TypeError, match="unexpected keyword"):
         mnp.sum(x, axes=1)
-    assert issubclass(type(pytest.raises(ValueError, mnp.reshape, x, (4, 4)).value),
-                      mx.MXNetError)
+    assert issubclass(type(pytest.raises(ValueError, mnp.reshape, x, (4, 4)).value), mx.MXNetError)
 
 
 # ---------------------------------------------------------------- npx
@@ -281,8 +308,9 @@ def test_npx_operators():
     mx_x = mnp.array(x)
     onp.testing.assert_allclose(npx.relu(mx_x).asnumpy(), onp.maximum(x, 0))
     e = onp.exp(x - x.max(-1, keepdims=True))
-    onp.testing.assert_allclose(npx.softmax(mx_x).asnumpy(), e / e.sum(-1, keepdims=True),
-                                rtol=1e-5)
+    onp.testing.assert_allclose(
+        npx.softmax(mx_x).asnumpy(), e / e.sum(-1, keepdims=True), rtol=1e-5
+    )
     assert type(npx.sigmoid(mx_x)) is mnp.ndarray
     assert npx.reshape(mnp.ones((2, 3, 4)), (-2, -5)).shape == (2, 12)
     assert npx.reshape(mnp.ones((2, 3, 4)), (-6, 1, 2, -4)).shape == (1, 2, 3, 4)
@@ -320,7 +348,7 @@ def test_nd_and_np_views_share_the_value():
     assert type(c) is mx.nd.NDArray and c._data is a._data
     assert repr(mnp.array([1, 2], dtype="int32")) == "array([1, 2], dtype=int32)"
     assert repr(mnp.array([[1.0, 2.0]])) == "array([[1., 2.]])"
-    assert "{:.2f}".format(mnp.array(onp.pi)) == "3.14"
+    assert f"{mnp.array(onp.pi):.2f}" == "3.14"
 
 
 # ---------------------------------------------------------------- Gluon in NumPy mode
@@ -332,7 +360,7 @@ class _Net(gluon.HybridBlock):
 
     def hybrid_forward(self, F, x):
         h = F.npx.relu(self.dense(x))
-        return F.np.sum(h ** 2, axis=1) + x.mean()
+        return F.np.sum(h**2, axis=1) + x.mean()
 
 
 @mx.use_np
@@ -359,13 +387,13 @@ def test_gluon_numpy_mode_eager_hybridized_and_trained(tmp_path):
     g = net.dense.weight.grad()
     assert type(g) is mnp.ndarray
     trainer.step(1)
-    onp.testing.assert_allclose(net.dense.weight.data().asnumpy(), w - 0.1 * g.asnumpy(),
-                                rtol=1e-5)
+    onp.testing.assert_allclose(net.dense.weight.data().asnumpy(), w - 0.1 * g.asnumpy(), rtol=1e-5)
     net.export(str(tmp_path / "m"))
     ops = [n["op"] for n in json.loads((tmp_path / "m-symbol.json").read_text())["nodes"]]
     assert "_np_sum" in ops and "_npi_mean" in ops
-    back = gluon.SymbolBlock.imports(str(tmp_path / "m-symbol.json"), ["data"],
-                                     str(tmp_path / "m-0000.params"))
+    back = gluon.SymbolBlock.imports(
+        str(tmp_path / "m-symbol.json"), ["data"], str(tmp_path / "m-0000.params")
+    )
     onp.testing.assert_allclose(back(x).asnumpy(), net(x).asnumpy(), rtol=1e-5)
 
 

@@ -84,12 +84,35 @@ for _u in _UNARY.split():
     _name, _, _alias = _u.partition(":")
     _fn = jnp.trunc if _name == "fix" else getattr(jnp, _name)
     if _name == "reciprocal":
-        _fn = lambda x: jnp.reciprocal(x if jnp.issubdtype(x.dtype, jnp.inexact) else  # noqa: E731
-                                       x.astype(jnp.float32))
-    _def(f"{_name} {_alias}".strip(), f"_npi_{_name}", _fn, inputs=("x",), bucket="map"
-         if _name not in ("isnan", "isinf", "isposinf", "isneginf", "isfinite", "logical_not",
-                          "bitwise_not", "sign", "fix", "rint", "reciprocal", "cbrt")
-         else None)
+        _fn = lambda x: jnp.reciprocal(
+            x
+            if jnp.issubdtype(x.dtype, jnp.inexact)
+            # noqa: E731
+            else x.astype(jnp.float32)
+        )
+    _def(
+        f"{_name} {_alias}".strip(),
+        f"_npi_{_name}",
+        _fn,
+        inputs=("x",),
+        bucket="map"
+        if _name
+        not in (
+            "isnan",
+            "isinf",
+            "isposinf",
+            "isneginf",
+            "isfinite",
+            "logical_not",
+            "bitwise_not",
+            "sign",
+            "fix",
+            "rint",
+            "reciprocal",
+            "cbrt",
+        )
+        else None,
+    )
 
 
 # ----------------------------------------------------------------------------- binary ufuncs
@@ -98,16 +121,35 @@ def _true_divide(a, b):
 
 
 _BINARY = {
-    "add": jnp.add, "subtract": jnp.subtract, "multiply": jnp.multiply,
-    "true_divide": _true_divide, "mod": jnp.mod, "power": jnp.power,
-    "maximum": jnp.maximum, "minimum": jnp.minimum, "fmax": jnp.fmax, "fmin": jnp.fmin,
-    "fmod": jnp.fmod, "hypot": jnp.hypot, "arctan2": jnp.arctan2, "copysign": jnp.copysign,
-    "ldexp": lambda a, b: jnp.ldexp(a, b.astype(jnp.int32)), "lcm": jnp.lcm, "gcd": jnp.gcd,
-    "bitwise_and": jnp.bitwise_and, "bitwise_or": jnp.bitwise_or,
-    "bitwise_xor": jnp.bitwise_xor, "logical_and": jnp.logical_and,
-    "logical_or": jnp.logical_or, "logical_xor": jnp.logical_xor, "equal": jnp.equal,
-    "not_equal": jnp.not_equal, "greater": jnp.greater, "less": jnp.less,
-    "greater_equal": jnp.greater_equal, "less_equal": jnp.less_equal,
+    "add": jnp.add,
+    "subtract": jnp.subtract,
+    "multiply": jnp.multiply,
+    "true_divide": _true_divide,
+    "mod": jnp.mod,
+    "power": jnp.power,
+    "maximum": jnp.maximum,
+    "minimum": jnp.minimum,
+    "fmax": jnp.fmax,
+    "fmin": jnp.fmin,
+    "fmod": jnp.fmod,
+    "hypot": jnp.hypot,
+    "arctan2": jnp.arctan2,
+    "copysign": jnp.copysign,
+    "ldexp": lambda a, b: jnp.ldexp(a, b.astype(jnp.int32)),
+    "lcm": jnp.lcm,
+    "gcd": jnp.gcd,
+    "bitwise_and": jnp.bitwise_and,
+    "bitwise_or": jnp.bitwise_or,
+    "bitwise_xor": jnp.bitwise_xor,
+    "logical_and": jnp.logical_and,
+    "logical_or": jnp.logical_or,
+    "logical_xor": jnp.logical_xor,
+    "equal": jnp.equal,
+    "not_equal": jnp.not_equal,
+    "greater": jnp.greater,
+    "less": jnp.less,
+    "greater_equal": jnp.greater_equal,
+    "less_equal": jnp.less_equal,
 }
 _BINARY_ALIASES = {"true_divide": "divide", "mod": "remainder"}
 
@@ -164,51 +206,111 @@ def _minmax(fn):
 
 
 _def("sum", "_np_sum", _sum, attrs="axis dtype keepdims=False initial")
-_def("prod", "_np_prod", lambda a, axis=None, dtype=None, keepdims=False, initial=None:
-     jnp.prod(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial),
-     attrs="axis dtype keepdims=False initial")
+_def(
+    "prod",
+    "_np_prod",
+    lambda a, axis=None, dtype=None, keepdims=False, initial=None: jnp.prod(
+        a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial
+    ),
+    attrs="axis dtype keepdims=False initial",
+)
 _def("mean", "_npi_mean", _mean, attrs="axis dtype keepdims=False")
 _def("max amax", "_np_max", _minmax(jnp.max), attrs="axis keepdims=False initial")
 _def("min amin", "_np_min", _minmax(jnp.min), attrs="axis keepdims=False initial")
-_def("all", "_np_all", lambda a, axis=None, keepdims=False: jnp.all(a, axis, keepdims=keepdims),
-     attrs="axis keepdims=False")
-_def("any", "_np_any", lambda a, axis=None, keepdims=False: jnp.any(a, axis, keepdims=keepdims),
-     attrs="axis keepdims=False")
+_def(
+    "all",
+    "_np_all",
+    lambda a, axis=None, keepdims=False: jnp.all(a, axis, keepdims=keepdims),
+    attrs="axis keepdims=False",
+)
+_def(
+    "any",
+    "_np_any",
+    lambda a, axis=None, keepdims=False: jnp.any(a, axis, keepdims=keepdims),
+    attrs="axis keepdims=False",
+)
 for _n, _f in (("std", jnp.std), ("var", jnp.var)):
-    _def(_n, f"_npi_{_n}", lambda a, axis=None, dtype=None, ddof=0, keepdims=False, _f=_f: _f(
-        a if jnp.issubdtype(a.dtype, jnp.inexact) else a.astype(jnp.float32),
-        axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims), attrs="axis dtype ddof=0 keepdims=False")
-_def("argmax", "_npi_argmax", lambda a, axis=None, keepdims=False: jnp.argmax(
-    a, axis=axis, keepdims=keepdims).astype(_index_dtype()), attrs="axis keepdims=False")
-_def("argmin", "_npi_argmin", lambda a, axis=None, keepdims=False: jnp.argmin(
-    a, axis=axis, keepdims=keepdims).astype(_index_dtype()), attrs="axis keepdims=False")
-_def("nansum", "_np_nansum", lambda a, axis=None, dtype=None, keepdims=False: jnp.nansum(
-    a, axis=axis, dtype=dtype, keepdims=keepdims), attrs="axis dtype keepdims=False")
-_def("nanprod", "_np_nanprod", lambda a, axis=None, dtype=None, keepdims=False: jnp.nanprod(
-    a, axis=axis, dtype=dtype, keepdims=keepdims), attrs="axis dtype keepdims=False")
+    _def(
+        _n,
+        f"_npi_{_n}",
+        lambda a, axis=None, dtype=None, ddof=0, keepdims=False, _f=_f: _f(
+            a if jnp.issubdtype(a.dtype, jnp.inexact) else a.astype(jnp.float32),
+            axis=axis,
+            dtype=dtype,
+            ddof=ddof,
+            keepdims=keepdims,
+        ),
+        attrs="axis dtype ddof=0 keepdims=False",
+    )
+_def(
+    "argmax",
+    "_npi_argmax",
+    lambda a, axis=None, keepdims=False: jnp.argmax(a, axis=axis, keepdims=keepdims).astype(
+        _index_dtype()
+    ),
+    attrs="axis keepdims=False",
+)
+_def(
+    "argmin",
+    "_npi_argmin",
+    lambda a, axis=None, keepdims=False: jnp.argmin(a, axis=axis, keepdims=keepdims).astype(
+        _index_dtype()
+    ),
+    attrs="axis keepdims=False",
+)
+_def(
+    "nansum",
+    "_np_nansum",
+    lambda a, axis=None, dtype=None, keepdims=False: jnp.nansum(
+        a, axis=axis, dtype=dtype, keepdims=keepdims
+    ),
+    attrs="axis dtype keepdims=False",
+)
+_def(
+    "nanprod",
+    "_np_nanprod",
+    lambda a, axis=None, dtype=None, keepdims=False: jnp.nanprod(
+        a, axis=axis, dtype=dtype, keepdims=keepdims
+    ),
+    attrs="axis dtype keepdims=False",
+)
 NP_FUNCS["cumsum"] = "_np_cumsum"  # the nd op (ndmisc): one registry entry
-_def("cumprod", "_np_cumprod", lambda a, axis=None, dtype=None: jnp.cumprod(
-    a, axis=axis, dtype=dtype), attrs="axis dtype")
+_def(
+    "cumprod",
+    "_np_cumprod",
+    lambda a, axis=None, dtype=None: jnp.cumprod(a, axis=axis, dtype=dtype),
+    attrs="axis dtype",
+)
 
 
 def _average(a, weights=None, axis=None, returned=False):
     if weights is None:
         avg = jnp.mean(a if jnp.issubdtype(a.dtype, jnp.inexact) else a.astype(jnp.float32), axis)
-        n = jnp.asarray(a.size if axis is None else np.prod(
-            [a.shape[i] for i in (axis if isinstance(axis, tuple) else (axis,))]), avg.dtype)
+        n = jnp.asarray(
+            a.size
+            if axis is None
+            else np.prod([a.shape[i] for i in (axis if isinstance(axis, tuple) else (axis,))]),
+            avg.dtype,
+        )
         return (avg, jnp.broadcast_to(n, avg.shape)) if returned else avg
     out = jnp.average(a, axis=axis, weights=weights, returned=returned)
     return tuple(out) if returned else out
 
 
-register("_npi_average", inputs=("a", "weights"), attrs=_attrs("axis returned=False"),
-         num_outputs=lambda at: 2 if at["returned"] else 1,
-         doc="NumPy's ``average`` with weights.")(
-    lambda a, w, axis=None, returned=False: _average(a, w, axis, returned))
-register("_npi_average_unweighted", inputs=("a",), attrs=_attrs("axis returned=False"),
-         num_outputs=lambda at: 2 if at["returned"] else 1,
-         doc="NumPy's ``average`` without weights.")(
-    lambda a, axis=None, returned=False: _average(a, None, axis, returned))
+register(
+    "_npi_average",
+    inputs=("a", "weights"),
+    attrs=_attrs("axis returned=False"),
+    num_outputs=lambda at: 2 if at["returned"] else 1,
+    doc="NumPy's ``average`` with weights.",
+)(lambda a, w, axis=None, returned=False: _average(a, w, axis, returned))
+register(
+    "_npi_average_unweighted",
+    inputs=("a",),
+    attrs=_attrs("axis returned=False"),
+    num_outputs=lambda at: 2 if at["returned"] else 1,
+    doc="NumPy's ``average`` without weights.",
+)(lambda a, axis=None, returned=False: _average(a, None, axis, returned))
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -218,36 +320,60 @@ def _reshape(a, newshape=None, order="C", reverse=False):
 
 _def("reshape", "_np_reshape", _reshape, attrs="newshape order='C' reverse=False")
 _def("transpose", "_np_transpose", lambda a, axes=None: jnp.transpose(a, axes), attrs="axes")
-_def("swapaxes", "_npi_swapaxes", lambda a, axis1=0, axis2=0: jnp.swapaxes(a, axis1, axis2),
-     attrs="axis1=0 axis2=0")
-_def("moveaxis", "_np_moveaxis", lambda a, source=0, destination=0: jnp.moveaxis(
-    a, source, destination), attrs="source=0 destination=0")
-_def("expand_dims", "_npi_expand_dims", lambda a, axis=0: jnp.expand_dims(a, axis),
-     attrs="axis=0")
+_def(
+    "swapaxes",
+    "_npi_swapaxes",
+    lambda a, axis1=0, axis2=0: jnp.swapaxes(a, axis1, axis2),
+    attrs="axis1=0 axis2=0",
+)
+_def(
+    "moveaxis",
+    "_np_moveaxis",
+    lambda a, source=0, destination=0: jnp.moveaxis(a, source, destination),
+    attrs="source=0 destination=0",
+)
+_def("expand_dims", "_npi_expand_dims", lambda a, axis=0: jnp.expand_dims(a, axis), attrs="axis=0")
 _def("squeeze", "_np_squeeze", lambda a, axis=None: jnp.squeeze(a, axis), attrs="axis")
 _def("ravel", "_npi_ravel", lambda a, order="C": jnp.ravel(a, order), attrs="order='C'")
-_def("broadcast_to", "_npi_broadcast_to", lambda a, shape=(): jnp.broadcast_to(a, shape),
-     attrs="shape=()")
+_def(
+    "broadcast_to",
+    "_npi_broadcast_to",
+    lambda a, shape=(): jnp.broadcast_to(a, shape),
+    attrs="shape=()",
+)
 _def("tile", "_npi_tile", lambda a, reps=(): jnp.tile(a, reps), attrs="reps=()")
-_def("repeat", "_np_repeat", lambda a, repeats=1, axis=None: jnp.repeat(a, repeats, axis),
-     attrs="repeats=1 axis")
+_def(
+    "repeat",
+    "_np_repeat",
+    lambda a, repeats=1, axis=None: jnp.repeat(a, repeats, axis),
+    attrs="repeats=1 axis",
+)
 _def("flip", "_npi_flip", lambda a, axis=None: jnp.flip(a, axis), attrs="axis")
 _def("flipud", "_npi_flipud", jnp.flipud)
 _def("fliplr", "_npi_fliplr", jnp.fliplr)
-_def("roll", "_np_roll", lambda a, shift=0, axis=None: jnp.roll(a, shift, axis),
-     attrs="shift=0 axis")
-_def("rot90", "_npi_rot90", lambda a, k=1, axes=(0, 1): jnp.rot90(a, k, axes),
-     attrs="k=1 axes=(0,1)")
+_def(
+    "roll", "_np_roll", lambda a, shift=0, axis=None: jnp.roll(a, shift, axis), attrs="shift=0 axis"
+)
+_def(
+    "rot90", "_npi_rot90", lambda a, k=1, axes=(0, 1): jnp.rot90(a, k, axes), attrs="k=1 axes=(0,1)"
+)
 _def("diag", "_np_diag", lambda a, k=0: jnp.diag(a, k), attrs="k=0")
 _def("diagflat", "_np_diagflat", lambda a, k=0: jnp.diagflat(a, k), attrs="k=0")
-_def("diagonal", "_np_diagonal", lambda a, offset=0, axis1=0, axis2=1: jnp.diagonal(
-    a, offset, axis1, axis2), attrs="offset=0 axis1=0 axis2=1")
-_def("trace", "_np_trace", lambda a, offset=0, axis1=0, axis2=1, dtype=None: jnp.trace(
-    a, offset, axis1, axis2, dtype), attrs="offset=0 axis1=0 axis2=1 dtype")
+_def(
+    "diagonal",
+    "_np_diagonal",
+    lambda a, offset=0, axis1=0, axis2=1: jnp.diagonal(a, offset, axis1, axis2),
+    attrs="offset=0 axis1=0 axis2=1",
+)
+_def(
+    "trace",
+    "_np_trace",
+    lambda a, offset=0, axis1=0, axis2=1, dtype=None: jnp.trace(a, offset, axis1, axis2, dtype),
+    attrs="offset=0 axis1=0 axis2=1 dtype",
+)
 _def("tril", "_npi_tril", lambda a, k=0: jnp.tril(a, k), attrs="k=0")
 _def("triu", "_npi_triu", lambda a, k=0: jnp.triu(a, k), attrs="k=0")
-_def("resize", "_np_resize", lambda a, new_shape=(): jnp.resize(a, new_shape),
-     attrs="new_shape=()")
+_def("resize", "_np_resize", lambda a, new_shape=(): jnp.resize(a, new_shape), attrs="new_shape=()")
 _def("copy", "_np_copy", lambda a: jnp.array(a, copy=True))
 
 
@@ -259,26 +385,47 @@ def _pad(a, pad_width=(), mode="constant", constant_values=0, reflect_type="even
     return jnp.pad(a, pad_width, mode)
 
 
-_def("pad", "_npi_pad", _pad, attrs="pad_width=() mode='constant' constant_values=0 "
-     "reflect_type='even'")
+_def(
+    "pad",
+    "_npi_pad",
+    _pad,
+    attrs="pad_width=() mode='constant' constant_values=0 reflect_type='even'",
+)
 
 
 # ----------------------------------------------------------------------------- joining
 def _variadic(public, op_name, fn, attrs=""):
-    _def(public, op_name, lambda *arrays, num_args=None, **kw: fn(list(arrays), **kw),
-         inputs=(), attrs=f"num_args {attrs}", variadic=True)
+    _def(
+        public,
+        op_name,
+        lambda *arrays, num_args=None, **kw: fn(list(arrays), **kw),
+        inputs=(),
+        attrs=f"num_args {attrs}",
+        variadic=True,
+    )
 
 
-_variadic("concatenate", "_npi_concatenate", lambda xs, axis=0: jnp.concatenate(
-    xs, axis=axis) if axis is not None else jnp.concatenate([x.ravel() for x in xs]),
-    "axis=0")
+_variadic(
+    "concatenate",
+    "_npi_concatenate",
+    lambda xs, axis=0: (
+        jnp.concatenate(xs, axis=axis)
+        if axis is not None
+        else jnp.concatenate([x.ravel() for x in xs])
+    ),
+    "axis=0",
+)
 _variadic("stack", "_npi_stack", lambda xs, axis=0: jnp.stack(xs, axis), "axis=0")
 _variadic("vstack row_stack", "_npi_vstack", jnp.vstack)
 _variadic("hstack", "_npi_hstack", jnp.hstack)
 _variadic("dstack", "_npi_dstack", jnp.dstack)
 _variadic("column_stack", "_npi_column_stack", jnp.column_stack)
-_variadic("einsum", "_npi_einsum", lambda xs, subscripts="", optimize=False: jnp.einsum(
-    subscripts, *xs), "subscripts='' optimize=False")
+_variadic(
+    "einsum",
+    "_npi_einsum",
+    lambda xs, subscripts="", optimize=False: jnp.einsum(subscripts, *xs),
+    "subscripts='' optimize=False",
+)
 
 
 def _n_split(at):
@@ -287,9 +434,13 @@ def _n_split(at):
 
 
 for _n, _f in (("split", jnp.split), ("array_split", jnp.array_split)):
-    register(f"_npi_{_n}", inputs=("a",), attrs=_attrs("indices_or_sections=1 axis=0"),
-             num_outputs=_n_split, doc=f"NumPy's ``{_n}``.")(
-        lambda a, indices_or_sections=1, axis=0, _f=_f: tuple(_f(a, indices_or_sections, axis)))
+    register(
+        f"_npi_{_n}",
+        inputs=("a",),
+        attrs=_attrs("indices_or_sections=1 axis=0"),
+        num_outputs=_n_split,
+        doc=f"NumPy's ``{_n}``.",
+    )(lambda a, indices_or_sections=1, axis=0, _f=_f: tuple(_f(a, indices_or_sections, axis)))
     NP_FUNCS[_n] = f"_npi_{_n}"
 
 
@@ -308,10 +459,22 @@ _def("inner", "_np_inner", jnp.inner, inputs=("a", "b"))
 _def("outer", "_np_outer", jnp.outer, inputs=("a", "b"))
 _def("matmul", "_npi_matmul", jnp.matmul, inputs=("a", "b"))
 _def("kron", "_npi_kron", jnp.kron, inputs=("a", "b"))
-_def("cross", "_npi_cross", lambda a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: jnp.cross(
-    a, b, axisa, axisb, axisc, axis), inputs=("a", "b"), attrs="axisa=-1 axisb=-1 axisc=-1 axis")
-_def("tensordot", "_npi_tensordot", lambda a, b, axes=2: jnp.tensordot(a, b, axes),
-     inputs=("a", "b"), attrs="axes=2")
+_def(
+    "cross",
+    "_npi_cross",
+    lambda a, b, axisa=-1, axisb=-1, axisc=-1, axis=None: jnp.cross(
+        a, b, axisa, axisb, axisc, axis
+    ),
+    inputs=("a", "b"),
+    attrs="axisa=-1 axisb=-1 axisc=-1 axis",
+)
+_def(
+    "tensordot",
+    "_npi_tensordot",
+    lambda a, b, axes=2: jnp.tensordot(a, b, axes),
+    inputs=("a", "b"),
+    attrs="axes=2",
+)
 
 
 # ----------------------------------------------------------------------------- misc
@@ -320,38 +483,99 @@ def _clip(a, a_min=None, a_max=None):
 
 
 _def("clip", "_npi_clip", _clip, attrs="a_min a_max")
-_def("around round round_", "_npi_around", lambda a, decimals=0: jnp.round(a, decimals),
-     attrs="decimals=0")
-_def("nan_to_num", "_npi_nan_to_num", lambda a, copy=True, nan=0.0, posinf=None,
-     neginf=None: jnp.nan_to_num(a, copy, nan, posinf, neginf),
-     attrs="copy=True nan=0.0 posinf neginf")
+_def(
+    "around round round_",
+    "_npi_around",
+    lambda a, decimals=0: jnp.round(a, decimals),
+    attrs="decimals=0",
+)
+_def(
+    "nan_to_num",
+    "_npi_nan_to_num",
+    lambda a, copy=True, nan=0.0, posinf=None, neginf=None: jnp.nan_to_num(
+        a, copy, nan, posinf, neginf
+    ),
+    attrs="copy=True nan=0.0 posinf neginf",
+)
 _def("where", "_npi_where", jnp.where, inputs=("condition", "x", "y"))
-_def("take", "_npi_take", lambda a, indices, axis=None, mode="raise": jnp.take(
-    a, indices.astype(jnp.int32), axis, mode="wrap" if mode == "wrap" else "clip"),
-    inputs=("a", "indices"), attrs="axis mode='raise'")
-_def("sort", "_npi_sort", lambda a, axis=-1, kind=None, order=None: jnp.sort(a, axis),
-     attrs="axis=-1 kind order")
-_def("argsort", "_npi_argsort", lambda a, axis=-1, kind=None, order=None, dtype=None: jnp.argsort(
-    a, axis).astype(dtype or _index_dtype()), attrs="axis=-1 kind order dtype")
+_def(
+    "take",
+    "_npi_take",
+    lambda a, indices, axis=None, mode="raise": jnp.take(
+        a, indices.astype(jnp.int32), axis, mode="wrap" if mode == "wrap" else "clip"
+    ),
+    inputs=("a", "indices"),
+    attrs="axis mode='raise'",
+)
+_def(
+    "sort",
+    "_npi_sort",
+    lambda a, axis=-1, kind=None, order=None: jnp.sort(a, axis),
+    attrs="axis=-1 kind order",
+)
+_def(
+    "argsort",
+    "_npi_argsort",
+    lambda a, axis=-1, kind=None, order=None, dtype=None: jnp.argsort(a, axis).astype(
+        dtype or _index_dtype()
+    ),
+    attrs="axis=-1 kind order dtype",
+)
 _def("diff", "_npi_diff", lambda a, n=1, axis=-1: jnp.diff(a, n, axis), attrs="n=1 axis=-1")
 _def("ediff1d", "_npi_ediff1d", lambda a: jnp.diff(a.ravel()))
 _def("polyval", "_npi_polyval", lambda p, x: jnp.polyval(p, x), inputs=("p", "x"))
-_def("searchsorted", "_npi_searchsorted", lambda a, v, side="left": jnp.searchsorted(
-    a, v, side).astype(jnp.int32), inputs=("a", "v"), attrs="side='left'")
-_def("interp", "_npi_interp", lambda x, xp, fp, left=None, right=None: jnp.interp(
-    x, xp, fp, left, right), inputs=("x", "xp", "fp"), attrs="left right")
-_def("percentile", "_npi_percentile", lambda a, q, axis=None, interpolation="linear",
-     keepdims=False: jnp.percentile(a, q, axis, method=interpolation, keepdims=keepdims),
-     inputs=("a", "q"), attrs="axis interpolation='linear' keepdims=False")
-_def("quantile", "_npi_quantile", lambda a, q, axis=None, interpolation="linear",
-     keepdims=False: jnp.quantile(a, q, axis, method=interpolation, keepdims=keepdims),
-     inputs=("a", "q"), attrs="axis interpolation='linear' keepdims=False")
-_def("median", "_npi_median", lambda a, axis=None, keepdims=False: jnp.median(
-    a, axis, keepdims=keepdims), attrs="axis keepdims=False")
-_def("cov", "_npi_cov", lambda m, rowvar=True, bias=False, ddof=None: jnp.cov(
-    m, rowvar=rowvar, bias=bias, ddof=ddof), inputs=("m",), attrs="rowvar=True bias=False ddof")
-_def("corrcoef", "_npi_corrcoef", lambda x, rowvar=True: jnp.corrcoef(x, rowvar=rowvar),
-     inputs=("x",), attrs="rowvar=True")
+_def(
+    "searchsorted",
+    "_npi_searchsorted",
+    lambda a, v, side="left": jnp.searchsorted(a, v, side).astype(jnp.int32),
+    inputs=("a", "v"),
+    attrs="side='left'",
+)
+_def(
+    "interp",
+    "_npi_interp",
+    lambda x, xp, fp, left=None, right=None: jnp.interp(x, xp, fp, left, right),
+    inputs=("x", "xp", "fp"),
+    attrs="left right",
+)
+_def(
+    "percentile",
+    "_npi_percentile",
+    lambda a, q, axis=None, interpolation="linear", keepdims=False: jnp.percentile(
+        a, q, axis, method=interpolation, keepdims=keepdims
+    ),
+    inputs=("a", "q"),
+    attrs="axis interpolation='linear' keepdims=False",
+)
+_def(
+    "quantile",
+    "_npi_quantile",
+    lambda a, q, axis=None, interpolation="linear", keepdims=False: jnp.quantile(
+        a, q, axis, method=interpolation, keepdims=keepdims
+    ),
+    inputs=("a", "q"),
+    attrs="axis interpolation='linear' keepdims=False",
+)
+_def(
+    "median",
+    "_npi_median",
+    lambda a, axis=None, keepdims=False: jnp.median(a, axis, keepdims=keepdims),
+    attrs="axis keepdims=False",
+)
+_def(
+    "cov",
+    "_npi_cov",
+    lambda m, rowvar=True, bias=False, ddof=None: jnp.cov(m, rowvar=rowvar, bias=bias, ddof=ddof),
+    inputs=("m",),
+    attrs="rowvar=True bias=False ddof",
+)
+_def(
+    "corrcoef",
+    "_npi_corrcoef",
+    lambda x, rowvar=True: jnp.corrcoef(x, rowvar=rowvar),
+    inputs=("x",),
+    attrs="rowvar=True",
+)
 
 
 # ----------------------------------------------------------------------------- indexing
@@ -382,16 +606,32 @@ def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
 _def("linalg.norm", "_npi_norm", _norm, inputs=("x",), attrs="ord axis keepdims=False")
 for _n in ("cholesky", "inv", "det", "pinv", "eigvals", "eigvalsh", "matrix_rank"):
     _def(f"linalg.{_n}", f"_npi_{_n}", getattr(jnp.linalg, _n), inputs=("A",))
-_def("linalg.tensorinv", "_npi_tensorinv", lambda a, ind=2: jnp.linalg.tensorinv(a, ind),
-     attrs="ind=2")
+_def(
+    "linalg.tensorinv",
+    "_npi_tensorinv",
+    lambda a, ind=2: jnp.linalg.tensorinv(a, ind),
+    attrs="ind=2",
+)
 _def("linalg.solve", "_npi_solve", jnp.linalg.solve, inputs=("A", "B"))
-_def("linalg.tensorsolve", "_npi_tensorsolve", lambda a, b, axes=None: jnp.linalg.tensorsolve(
-    a, b, axes), inputs=("a", "b"), attrs="axes")
+_def(
+    "linalg.tensorsolve",
+    "_npi_tensorsolve",
+    lambda a, b, axes=None: jnp.linalg.tensorsolve(a, b, axes),
+    inputs=("a", "b"),
+    attrs="axes",
+)
 for _n, _k in (("slogdet", 2), ("eigh", 2), ("eig", 2), ("qr", 2), ("svd", 3)):
-    register(f"_npi_{_n}", inputs=("A",), attrs=_attrs("UPLO='L'" if _n == "eigh" else ""),
-             num_outputs=_k, doc=f"NumPy's ``linalg.{_n}``.")(
-        (lambda a, UPLO="L": tuple(jnp.linalg.eigh(a, UPLO))) if _n == "eigh" else
-        (lambda a, _f=getattr(jnp.linalg, _n): tuple(_f(a))))
+    register(
+        f"_npi_{_n}",
+        inputs=("A",),
+        attrs=_attrs("UPLO='L'" if _n == "eigh" else ""),
+        num_outputs=_k,
+        doc=f"NumPy's ``linalg.{_n}``.",
+    )(
+        (lambda a, UPLO="L": tuple(jnp.linalg.eigh(a, UPLO)))
+        if _n == "eigh"
+        else (lambda a, _f=getattr(jnp.linalg, _n): tuple(_f(a)))
+    )
     NP_FUNCS[f"linalg.{_n}"] = f"_npi_{_n}"
 
 
@@ -399,8 +639,9 @@ for _n, _k in (("slogdet", 2), ("eigh", 2), ("eig", 2), ("qr", 2), ("svd", 3)):
 def _sampler(draw):
     def impl(key, *params, size=None, dtype=None):
         dt = dtype or jnp.float32
-        shape = tuple(size) if size is not None else jnp.broadcast_shapes(
-            *(p.shape for p in params))
+        shape = (
+            tuple(size) if size is not None else jnp.broadcast_shapes(*(p.shape for p in params))
+        )
         ps = [jnp.asarray(p, dt) for p in params]
         return draw(key, shape, dt, *ps)
 
@@ -412,50 +653,88 @@ def _gamma(key, shape, dt, k, theta):
 
 
 _SAMPLERS = {
-    "uniform": (("low", "high"), lambda key, s, dt, lo, hi: lo + (hi - lo) * jax.random.uniform(
-        key, s, dt)),
-    "normal": (("loc", "scale"), lambda key, s, dt, mu, sd: mu + sd * jax.random.normal(
-        key, s, dt)),
-    "lognormal": (("mean", "sigma"), lambda key, s, dt, mu, sd: jnp.exp(
-        mu + sd * jax.random.normal(key, s, dt))),
-    "logistic": (("loc", "scale"), lambda key, s, dt, mu, sc: mu + sc * jax.random.logistic(
-        key, s, dt)),
-    "gumbel": (("loc", "scale"), lambda key, s, dt, mu, sc: mu + sc * jax.random.gumbel(
-        key, s, dt)),
-    "laplace": (("loc", "scale"), lambda key, s, dt, mu, sc: mu + sc * jax.random.laplace(
-        key, s, dt)),
+    "uniform": (
+        ("low", "high"),
+        lambda key, s, dt, lo, hi: lo + (hi - lo) * jax.random.uniform(key, s, dt),
+    ),
+    "normal": (
+        ("loc", "scale"),
+        lambda key, s, dt, mu, sd: mu + sd * jax.random.normal(key, s, dt),
+    ),
+    "lognormal": (
+        ("mean", "sigma"),
+        lambda key, s, dt, mu, sd: jnp.exp(mu + sd * jax.random.normal(key, s, dt)),
+    ),
+    "logistic": (
+        ("loc", "scale"),
+        lambda key, s, dt, mu, sc: mu + sc * jax.random.logistic(key, s, dt),
+    ),
+    "gumbel": (
+        ("loc", "scale"),
+        lambda key, s, dt, mu, sc: mu + sc * jax.random.gumbel(key, s, dt),
+    ),
+    "laplace": (
+        ("loc", "scale"),
+        lambda key, s, dt, mu, sc: mu + sc * jax.random.laplace(key, s, dt),
+    ),
     "exponential": (("scale",), lambda key, s, dt, sc: sc * jax.random.exponential(key, s, dt)),
-    "rayleigh": (("scale",), lambda key, s, dt, sc: sc * jnp.sqrt(
-        -2.0 * jnp.log1p(-jax.random.uniform(key, s, dt)))),
-    "weibull": (("a",), lambda key, s, dt, a: (-jnp.log1p(-jax.random.uniform(key, s, dt))) ** (
-        1.0 / a)),
-    "pareto": (("a",), lambda key, s, dt, a: jnp.exp(
-        jax.random.exponential(key, s, dt) / a) - 1.0),
-    "power": (("a",), lambda key, s, dt, a: (1.0 - jnp.exp(
-        -jax.random.exponential(key, s, dt))) ** (1.0 / a)),
+    "rayleigh": (
+        ("scale",),
+        lambda key, s, dt, sc: sc * jnp.sqrt(-2.0 * jnp.log1p(-jax.random.uniform(key, s, dt))),
+    ),
+    "weibull": (
+        ("a",),
+        lambda key, s, dt, a: (-jnp.log1p(-jax.random.uniform(key, s, dt))) ** (1.0 / a),
+    ),
+    "pareto": (("a",), lambda key, s, dt, a: jnp.exp(jax.random.exponential(key, s, dt) / a) - 1.0),
+    "power": (
+        ("a",),
+        lambda key, s, dt, a: (1.0 - jnp.exp(-jax.random.exponential(key, s, dt))) ** (1.0 / a),
+    ),
     "gamma": (("shape", "scale"), _gamma),
-    "beta": (("a", "b"), lambda key, s, dt, a, b: jax.random.beta(
-        key, jnp.broadcast_to(a, s), jnp.broadcast_to(b, s), s, dt)),
-    "chisquare": (("df",), lambda key, s, dt, df: 2.0 * jax.random.gamma(
-        key, jnp.broadcast_to(df / 2.0, s), s, dt)),
+    "beta": (
+        ("a", "b"),
+        lambda key, s, dt, a, b: jax.random.beta(
+            key, jnp.broadcast_to(a, s), jnp.broadcast_to(b, s), s, dt
+        ),
+    ),
+    "chisquare": (
+        ("df",),
+        lambda key, s, dt, df: 2.0 * jax.random.gamma(key, jnp.broadcast_to(df / 2.0, s), s, dt),
+    ),
 }
 for _n, (_params, _draw) in _SAMPLERS.items():
     _rname = "_npi_powerd" if _n == "power" else f"_npi_{_n}"  # MXNet's names
-    register(_rname, inputs=_params, attrs=_attrs("size dtype"), random=True,
-             doc=f"NumPy's ``random.{_n}`` (parameters broadcast; ``size`` the output shape).")(
-        lambda key, *ps, _draw=_draw, **kw: _sampler(_draw)(key, *ps, **_fix_dtype(kw)))
+    register(
+        _rname,
+        inputs=_params,
+        attrs=_attrs("size dtype"),
+        random=True,
+        doc=f"NumPy's ``random.{_n}`` (parameters broadcast; ``size`` the output shape).",
+    )(lambda key, *ps, _draw=_draw, **kw: _sampler(_draw)(key, *ps, **_fix_dtype(kw)))
     NP_FUNCS[f"random.{_n}"] = _rname
 
 
-@register("_npi_random_randint", inputs=(), attrs=_attrs("low=0 high=1 size=() dtype='int32'"),
-          random=True, doc="NumPy's ``random.randint``.")
+@register(
+    "_npi_random_randint",
+    inputs=(),
+    attrs=_attrs("low=0 high=1 size=() dtype='int32'"),
+    random=True,
+    doc="NumPy's ``random.randint``.",
+)
 def _randint(key, low=0, high=1, size=(), dtype="int32"):
     return jax.random.randint(key, tuple(size or ()), low, high, np_dtype(dtype))
 
 
-@register("_npi_bernoulli", inputs=("prob",), attrs=_attrs("size dtype"), random=True,
-          doc="``npx.random.bernoulli`` with probabilities ``prob``.")
+@register(
+    "_npi_bernoulli",
+    inputs=("prob",),
+    attrs=_attrs("size dtype"),
+    random=True,
+    doc="``npx.random.bernoulli`` with probabilities ``prob``.",
+)
 def _bernoulli(key, prob, size=None, dtype=None):
     shape = tuple(size) if size is not None else prob.shape
     return jax.random.bernoulli(key, jnp.broadcast_to(prob, shape), shape).astype(
-        np_dtype(dtype) or jnp.float32)
+        np_dtype(dtype) or jnp.float32
+    )

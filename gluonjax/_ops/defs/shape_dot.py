@@ -23,9 +23,7 @@ def _dot_infer(attrs, shapes):
     return {"rhs": tuple(b[:-1]) + (k,) if attrs["transpose_b"] else (k,) + tuple(b[1:])}
 
 
-@register(
-    "dot", inputs=("lhs", "rhs"), attrs=_DOT_ATTRS, bucket="contract", infer_args=_dot_infer
-)
+@register("dot", inputs=("lhs", "rhs"), attrs=_DOT_ATTRS, bucket="contract", infer_args=_dot_infer)
 def dot(lhs, rhs, *, transpose_a, transpose_b, forward_stype):
     """MXNet ``dot``: contract the last axis of ``lhs`` with the first axis of ``rhs``.
 
