@@ -170,8 +170,16 @@ _KINDS: dict[str, Callable[[Any], Any]] = {
     "str?": _none_or(_to_str),
     "axis": _axis,
     "raw": lambda v: v,
-    "literal": lambda v: _hashable(_literal(v.strip()) if isinstance(v, str) else v),
+    "literal": lambda v: _hashable(_literal_str(v) if isinstance(v, str) else v),
 }
+_KINDS["literal?"] = _KINDS["literal"]  # NumPy's keywords: an explicit None is a value
+
+
+def _literal_str(v):
+    """A string as written in symbol JSON: numbers, tuples, None, booleans are read back;
+    other text (dtype names, einsum subscripts like ``'...,...'``) stays a string."""
+    out = _literal(v.strip())
+    return v if "..." in v or isinstance(out, (set, dict)) else out
 
 
 def _hashable(v):

@@ -336,6 +336,10 @@ class NDArray:
         if grad_req not in ("write", "add", "null"):
             raise MXNetError(f"grad_req must be 'write', 'add' or 'null', got {grad_req!r}")
         stype = self.stype if stype is None else stype
+        if grad_req == "null":  # no buffer: ``grad`` is None, as MXNet's
+            self._grad, self._grad_req, self._node = None, "null", None
+            self.__dict__["_fresh"] = False
+            return
         if stype == "default":
             self._grad = NDArray(_buckets.filled(self.shape, self.dtype, 0))  # no program
         else:

@@ -38,6 +38,8 @@ from ._funcs import (  # noqa: F401 - the public functions
     broadcast_arrays,
     delete,
     diag_indices_from,
+    ediff1d,
+    nan_to_num,
     dsplit,
     einsum,
     empty,

@@ -51,9 +51,14 @@ SYMBOLIC = [None]
 def call(op, args, kwargs, out=None):
     """Run registry op ``op`` eagerly (or traced) and return ``mx.np.ndarray`` results;
     with a Symbol among ``args``, the op's symbol instead."""
-    if args and SYMBOLIC[0] is not None and any(hasattr(a, "_outputs") for a in args):
-        return SYMBOLIC[0](op, args, kwargs)
-    return as_np(invoke(op, args, kwargs, out))
+    for a in args:
+        if not isinstance(a, NDArray) and hasattr(a, "_outputs") and SYMBOLIC[0] is not None:
+            return SYMBOLIC[0](op, args, kwargs)
+    res = invoke(op, args, kwargs, out)
+    if type(res) is NDArray:  # the common case, inline
+        res.__class__ = ndarray
+        return res
+    return as_np(res)
 
 
 def to_array(x, dtype=None):
@@ -72,12 +77,51 @@ def to_array(x, dtype=None):
     return ndarray(jnp.asarray(a))
 
 
+class UfuncArgumentError(MXNetError, NotImplementedError):
+    """A NumPy ufunc argument MXNet does not support (``where=False``, ``order='C'``...)."""
+
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def check_ufunc_kwargs(public, kwargs):
+    """NumPy's ufunc keywords as MXNet takes them: the defaults only (``where=True``,
+    ``casting='same_kind'``, ``order='K'``, ``dtype=None``, ``subok=True``); other valid
+    values raise ``NotImplementedError``, invalid ones ``TypeError``."""
+    for k, v in kwargs.items():
+        if k == "where":
+            ok = v is True
+        elif k == "subok":
+            ok = v is True
+        elif k == "casting":
+            if v not in _CASTINGS:
+                raise ArgumentTypeError(f"np.{public}: casting={v!r} is not one of {_CASTINGS}")
+            ok = v == "same_kind"
+        elif k == "order":
+            ok = v == "K"
+        elif k == "dtype":
+            if v is not None:
+                try:
+                    _np.dtype(v)
+                except TypeError:
+                    raise ArgumentTypeError(f"np.{public}: dtype={v!r} is not a dtype") from None
+            ok = v is None
+        else:
+            raise ArgumentTypeError(f"np.{public}() got an unexpected keyword argument '{k}'")
+        if not ok:
+            raise UfuncArgumentError(
+                f"np.{public}: {k}={v!r} is not supported (as in MXNet); leave the default"
+            )
+
+
 def binary(public):
     """``f(x1, x2, out=None)`` of a binary ufunc: arrays broadcast, Python scalars keep
     the array's type where NumPy's rules for scalars say so (one op, or its scalar form)."""
     op, sop, rop = (_OP(n) for n in NP_BINARY[public])
 
     def f(x1, x2, out=None, **kwargs):
+        if kwargs:
+            check_ufunc_kwargs(public, kwargs)
         a1, a2 = isinstance(x1, NDArray), isinstance(x2, NDArray)
         if a1 and a2:
             return call(op, (x1, x2), {}, out)
@@ -100,8 +144,15 @@ def binary(public):
 def _operator(public, reverse=False):
     f = binary(public)
 
+    op = _OP(NP_BINARY[public][0])
+
     def method(self, other):
-        if not isinstance(other, (NDArray, _SCALARS, _np.ndarray, jax.Array, list, tuple)):
+        if isinstance(other, NDArray):  # the common case: one op, no dispatch
+            res = invoke(op, (other, self) if reverse else (self, other), {})
+            if type(res) is NDArray:
+                res.__class__ = ndarray
+            return res
+        if not isinstance(other, (_SCALARS, _np.ndarray, jax.Array, list, tuple)):
             return NotImplemented
         return f(other, self) if reverse else f(self, other)
 

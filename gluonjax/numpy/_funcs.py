@@ -13,7 +13,7 @@ from .._ops.defs.np_ops import NP_BINARY, NP_FUNCS, np_dtype
 from ..base import ArgumentTypeError, ShapeError
 from ..context import Context
 from ..ndarray.ndarray import NDArray
-from ._array import as_np, binary, call, ndarray, to_array
+from ._array import as_np, binary, call, check_ufunc_kwargs, ndarray, to_array
 
 _OP = _reg.get
 _F32 = _np.dtype(_np.float32)
@@ -94,7 +94,15 @@ def _like(fill):
     return f
 
 
-zeros_like, ones_like, empty_like = _like(0), _like(1), _like(0)
+zeros_like, ones_like = _like(0), _like(1)
+
+
+def empty_like(prototype, dtype=None, order="C", subok=False, shape=None):
+    """A new array shaped like ``prototype`` (MXNet's signature; filled with zeros)."""
+    a = to_array(prototype)
+    return _new(
+        jnp.zeros(a.shape if shape is None else _shape(shape), _dt(dtype, a.dtype)), a.context
+    )
 
 
 def full_like(a, fill_value, dtype=None, order="C", ctx=None, device=None, out=None):
@@ -126,6 +134,8 @@ def logspace(
 
 
 def eye(N, M=None, k=0, dtype=None, ctx=None, device=None, **kwargs):  # noqa: N803
+    if N < 0 or (M is not None and M < 0):
+        raise ShapeError(f"np.eye: N={N} and M={M} must be non-negative")
     return _new(jnp.eye(N, M, k, _dt(dtype)), ctx, device)
 
 
@@ -147,7 +157,7 @@ def meshgrid(*xi, indexing="xy", sparse=False, copy=True):
 
 def _window(name):
     def f(M, dtype=None, ctx=None, device=None):  # noqa: N803
-        return _new(getattr(jnp, name)(int(M)).astype(_dt(dtype)), ctx, device)
+        return _new(getattr(jnp, name)(max(int(M), 0)).astype(_dt(dtype)), ctx, device)
 
     f.__name__ = name
     return f
@@ -177,8 +187,15 @@ def _generic(public, op):
 
     else:
         in_names = op.input_names({})
+        n_in = len(in_names)
 
         def f(*args, out=None, ctx=None, device=None, **kwargs):
+            if not kwargs and len(args) == n_in and ctx is None and device is None:
+                for a in args:
+                    if not isinstance(a, NDArray):
+                        break
+                else:  # arrays only: straight to the op
+                    return call(op, args, {}, out)
             arrays = list(args[: len(in_names)])
             for name in in_names[len(arrays) :]:
                 if name in kwargs:
@@ -197,7 +214,14 @@ def _generic(public, op):
     return f
 
 
+_ALIASES = {"min": "a_min", "max": "a_max"}  # NumPy 2's clip(a, min=, max=)
+
+
 def _attr_kwargs(public, names, args, kwargs):
+    if any(k in _ALIASES for k in kwargs):
+        kwargs = {
+            (_ALIASES[k] if k in _ALIASES and k not in names else k): v for k, v in kwargs.items()
+        }
     if len(args) > len(names):
         raise ArgumentTypeError(f"np.{public}: too many positional arguments")
     kw = dict(zip(names, args))
@@ -215,9 +239,26 @@ def _attr_kwargs(public, names, args, kwargs):
     return kw
 
 
+def _unary(public, op):
+    """``np.<ufunc>(x, out=None, **ufunc keywords)``."""
+
+    def f(x, out=None, **kwargs):
+        if kwargs:
+            check_ufunc_kwargs(public, kwargs)
+        if not isinstance(x, NDArray):
+            x = to_array(x)
+        return call(op, (x,), {}, out)
+
+    f.__name__ = f.__qualname__ = public
+    f.__doc__ = f"NumPy's ``{public}`` (MXNet op ``{op.name}``)."
+    return f
+
+
 FUNCS = {}
 for _public, _opname in NP_FUNCS.items():
-    FUNCS[_public] = _generic(_public, _OP(_opname))
+    _op = _OP(_opname)
+    unary = _opname.startswith("_npi_") and _op.input_names({}) == ("x",) and not _op.attrs
+    FUNCS[_public] = (_unary if unary else _generic)(_public, _op)
 for _public in NP_BINARY:
     FUNCS[_public] = binary(_public)
 
@@ -367,7 +408,7 @@ def _host(a):
 
 def nonzero(a):
     """Indices of the non-zero elements, one int array per axis (value-dependent size)."""
-    return tuple(_from_host(i) for i in _np.nonzero(_host(a)))
+    return tuple(_from_host(i) for i in _np.nonzero(_np.atleast_1d(_host(a))))
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
@@ -399,11 +440,42 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None): 
 
 
 def unravel_index(indices, shape, order="C"):
-    return tuple(_from_host(i) for i in _np.unravel_index(_host(indices), shape, order))
+    """Coordinates of flat ``indices`` in an array of ``shape`` (traceable)."""
+    if order != "C":
+        raise NotImplementedError("np.unravel_index: only order='C' is supported")
+    idx = to_array(indices)
+    return tuple(ndarray(i) for i in jnp.unravel_index(idx._data, tuple(shape)))
 
 
 def diag_indices_from(arr):
-    return tuple(_from_host(i) for i in _np.diag_indices_from(_host(arr)))
+    """Indices of the main diagonal of a square array (from its static shape)."""
+    a = to_array(arr)
+    if a.ndim < 2 or len(set(a.shape)) != 1:
+        raise ShapeError(f"np.diag_indices_from: needs a square array, got shape {a.shape}")
+    return tuple(
+        ndarray(jnp.arange(a.shape[0], dtype=_np.int64 if jax.config.jax_enable_x64 else _np.int32))
+        for _ in range(a.ndim)
+    )
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """Differences of the flattened array, with ``to_begin``/``to_end`` around them."""
+    a = to_array(ary)
+    parts = [FUNCS["diff"](a.reshape(-1))]
+    if to_begin is not None:
+        parts.insert(0, to_array(to_begin, a.dtype).reshape(-1))
+    if to_end is not None:
+        parts.append(to_array(to_end, a.dtype).reshape(-1))
+    return parts[0] if len(parts) == 1 else FUNCS["concatenate"](parts, axis=0)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN and infinities replaced by numbers; ``copy=False`` writes into ``x`` (MXNet)."""
+    res = FUNCS["nan_to_num"](to_array(x), copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    if copy or not isinstance(x, NDArray):
+        return res
+    x[...] = res
+    return x
 
 
 def insert(arr, obj, values, axis=None):

@@ -59,11 +59,30 @@ _DEFAULTS = {
 }
 
 
-def seed(seed_state, ctx="all"):
+def seed(seed, ctx="all"):  # noqa: A001 - MXNet's signature
     """Seed gluonjax's random stream (``mx.random.seed``)."""
-    from .. import _rng as r
+    _rng.seed(seed, ctx)
 
-    r.seed(seed_state, ctx)
+
+# parameters that must be > 0 (NumPy raises ValueError otherwise); "scale" may be 0
+_POSITIVE = {"sigma", "scale", "a", "b", "shape", "df"}
+
+
+class ParameterError(ShapeError):
+    """A sampler's parameter outside its domain (NumPy's ``ValueError``)."""
+
+
+def _check_positive(name, pn, v):
+    if pn not in _POSITIVE or v is None:
+        return
+    if isinstance(v, NDArray):
+        try:
+            v = v.asnumpy()
+        except Exception:  # noqa: BLE001 - a traced value: checked by nobody, as MXNet
+            return
+    bad = _np.asarray(v) < 0 if pn in ("scale", "sigma") else _np.asarray(v) <= 0
+    if bad.any():
+        raise ParameterError(f"np.random.{name}: {pn} must be positive, got {v}")
 
 
 def _size(size):
@@ -94,6 +113,8 @@ def _sampler(name):
                 raise ShapeError(f"np.random.{name}: parameter '{pn}' is required")
             vals.append(v)
         dt = np_dtype(dtype)
+        for pn, v in zip(pnames, vals):
+            _check_positive(name, pn, v)
         params = [_param(v, dt) for v in vals]
         res = call(op, params, {"size": _size(size), "dtype": dt and dt.name}, out)
         return res
@@ -177,10 +198,13 @@ def multinomial(n, pvals, size=None):
 
 def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None):
     mean, cov = to_array(mean), to_array(cov)
+    dt = mean.dtype
+    if dt == _np.float16:  # the factorisation in float32
+        mean, cov = mean.astype("float32"), cov.astype("float32")
     shape = (_size(size) or ()) + mean.shape[-1:]
-    z = normal(0.0, 1.0, size=shape)
+    z = normal(0.0, 1.0, size=shape, dtype=mean.dtype)
     chol = call(_reg.get("_npi_cholesky"), (cov,), {})
-    return mean + (chol @ z[..., None])[..., 0]
+    return (mean + (chol @ z[..., None])[..., 0]).astype(dt)
 
 
 def _n_sampler(name):

@@ -6,14 +6,14 @@ import jax.numpy as jnp
 
 from .. import _rng
 from .._ops import registry as _reg
-from ..base import MXNetError
+from ..base import OpError as MXNetError  # MXNetError and ValueError, as MXNet raises
 from ..ndarray.ndarray import NDArray
 from ..numpy._array import call, ndarray
 from ..numpy.random import normal_n, uniform_n  # noqa: F401
 
 
-def seed(seed_state, ctx="all"):
-    _rng.seed(seed_state, ctx)
+def seed(seed, ctx="all"):  # noqa: A001 - MXNet's signature
+    _rng.seed(seed, ctx)
 
 
 def bernoulli(prob=None, logit=None, size=None, dtype=None, ctx=None, out=None):

@@ -48,6 +48,7 @@ def namespace():
         setattr(target, short, _fn(public, _reg.get(op_name)))
     for public in NP_BINARY:
         setattr(np_, public, _binary(public))
+    np_._Symbol = Symbol  # MXNet's name of the NumPy-mode symbol class
     return np_
 
 

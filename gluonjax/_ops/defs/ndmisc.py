@@ -113,7 +113,17 @@ def cumsum(a, *, axis, dtype):
     else:
         dt = a.dtype
     x = a.reshape(-1) if axis is None else a
-    return jnp.cumsum(x.astype(dt), axis=0 if axis is None else axis)
+    ax = 0 if axis is None else axis
+    if dt == jnp.float16:  # one rounding per step, in order, as MXNet's (and NumPy's) loop
+        x = jnp.moveaxis(x.astype(dt), ax, 0)
+
+        def step(c, v):
+            c = c + v
+            return c, c
+
+        _, out = jax.lax.scan(step, jnp.zeros(x.shape[1:], dt), x)
+        return jnp.moveaxis(out, 0, ax)
+    return jnp.cumsum(x.astype(dt), axis=ax)
 
 
 @register(

@@ -21,6 +21,7 @@ import numpy as np
 from ..attrs import dtype_of
 from ..registry import Attr, register
 from .getitem import build_index
+from .random_ops import _gamma_raw  # MXNet's sampler (faster than jax's on CPU)
 
 __all__ = ["NP_FUNCS", "NP_BINARY", "np_dtype"]
 
@@ -45,7 +46,7 @@ def _attrs(spec):
     out = {}
     for part in spec.split():
         name, _, default = part.partition("=")
-        out[name] = Attr("literal", ast.literal_eval(default) if default else None)
+        out[name] = Attr("literal?", ast.literal_eval(default) if default else None)
     return out
 
 
@@ -80,9 +81,31 @@ _UNARY = (
     "rad2deg deg2rad sinh cosh tanh arcsinh arccosh arctanh isnan isinf isposinf isneginf "
     "isfinite bitwise_not:invert"
 )
+
+
+def _float32_for_ints(fn):
+    """MXNet's rule for integer (and bool) inputs of a function with a float result: it is
+    float32, the default dtype (jax would say float64 while its 64-bit types are on)."""
+
+    def f(*xs):
+        arrays = [x for x in xs if hasattr(x, "dtype") and not getattr(x, "weak_type", False)]
+        if arrays and not any(jnp.issubdtype(x.dtype, jnp.inexact) for x in arrays):
+            if jnp.issubdtype(jax.eval_shape(fn, *xs).dtype, jnp.inexact):
+                xs = [
+                    x.astype(jnp.float32)
+                    if hasattr(x, "dtype") and not jnp.issubdtype(x.dtype, jnp.inexact)
+                    else x
+                    for x in xs
+                ]
+        return fn(*xs)
+
+    f.__name__ = getattr(fn, "__name__", "f")
+    return f
+
+
 for _u in _UNARY.split():
     _name, _, _alias = _u.partition(":")
-    _fn = jnp.trunc if _name == "fix" else getattr(jnp, _name)
+    _fn = _float32_for_ints(jnp.trunc if _name == "fix" else getattr(jnp, _name))
     if _name == "reciprocal":
         _fn = lambda x: jnp.reciprocal(
             x
@@ -155,6 +178,7 @@ _BINARY_ALIASES = {"true_divide": "divide", "mod": "remainder"}
 
 
 def _scalar_fn(fn, reverse):
+    fn = _float32_for_ints(fn)
     if reverse:
         return lambda a, scalar: fn(scalar, a)
     return lambda a, scalar: fn(a, scalar)
@@ -162,7 +186,7 @@ def _scalar_fn(fn, reverse):
 
 for _name, _fn in _BINARY.items():
     _public = f"{_name} {_BINARY_ALIASES.get(_name, '')}".strip()
-    _def(_public, f"_npi_{_name}", _fn, inputs=("lhs", "rhs"))
+    _def(_public, f"_npi_{_name}", _float32_for_ints(_fn), inputs=("lhs", "rhs"))
     for _rev in (False, True):
         _op = f"_npi_r{_name}_scalar" if _rev else f"_npi_{_name}_scalar"
         register(
@@ -242,22 +266,19 @@ for _n, _f in (("std", jnp.std), ("var", jnp.var)):
         ),
         attrs="axis dtype ddof=0 keepdims=False",
     )
-_def(
-    "argmax",
-    "_npi_argmax",
-    lambda a, axis=None, keepdims=False: jnp.argmax(a, axis=axis, keepdims=keepdims).astype(
-        _index_dtype()
-    ),
-    attrs="axis keepdims=False",
-)
-_def(
-    "argmin",
-    "_npi_argmin",
-    lambda a, axis=None, keepdims=False: jnp.argmin(a, axis=axis, keepdims=keepdims).astype(
-        _index_dtype()
-    ),
-    attrs="axis keepdims=False",
-)
+
+
+def _arg(fn):
+    def f(a, axis=None, keepdims=False):
+        if a.ndim == 0:  # MXNet: the index of a 0-d array's only element
+            return jnp.zeros((), _index_dtype())
+        return fn(a, axis=axis, keepdims=keepdims).astype(_index_dtype())
+
+    return f
+
+
+_def("argmax", "_npi_argmax", _arg(jnp.argmax), attrs="axis keepdims=False")
+_def("argmin", "_npi_argmin", _arg(jnp.argmin), attrs="axis keepdims=False")
 _def(
     "nansum",
     "_np_nansum",
@@ -333,7 +354,12 @@ _def(
     attrs="source=0 destination=0",
 )
 _def("expand_dims", "_npi_expand_dims", lambda a, axis=0: jnp.expand_dims(a, axis), attrs="axis=0")
-_def("squeeze", "_np_squeeze", lambda a, axis=None: jnp.squeeze(a, axis), attrs="axis")
+_def(
+    "squeeze",
+    "_np_squeeze",
+    lambda a, axis=None: a if a.ndim == 0 else jnp.squeeze(a, axis),
+    attrs="axis",
+)
 _def("ravel", "_npi_ravel", lambda a, order="C": jnp.ravel(a, order), attrs="order='C'")
 _def(
     "broadcast_to",
@@ -371,8 +397,19 @@ _def(
     lambda a, offset=0, axis1=0, axis2=1, dtype=None: jnp.trace(a, offset, axis1, axis2, dtype),
     attrs="offset=0 axis1=0 axis2=1 dtype",
 )
-_def("tril", "_npi_tril", lambda a, k=0: jnp.tril(a, k), attrs="k=0")
-_def("triu", "_npi_triu", lambda a, k=0: jnp.triu(a, k), attrs="k=0")
+
+
+def _tri(fn):
+    def f(a, k=0):
+        if a.ndim == 1:  # NumPy: a 1-d input is broadcast to a square first
+            a = jnp.broadcast_to(a, (a.shape[0], a.shape[0]))
+        return fn(a, k)
+
+    return f
+
+
+_def("tril", "_npi_tril", _tri(jnp.tril), attrs="k=0")
+_def("triu", "_npi_triu", _tri(jnp.triu), attrs="k=0")
 _def("resize", "_np_resize", lambda a, new_shape=(): jnp.resize(a, new_shape), attrs="new_shape=()")
 _def("copy", "_np_copy", lambda a: jnp.array(a, copy=True))
 
@@ -433,14 +470,40 @@ def _n_split(at):
     return s if isinstance(s, int) else len(s) + 1
 
 
-for _n, _f in (("split", jnp.split), ("array_split", jnp.array_split)):
+def _split(strict):
+    """NumPy's ``split`` (``strict``: equal sections) / ``array_split``: boundaries are
+    clamped to the axis, so indices past its end give empty pieces, as NumPy's do."""
+
+    def f(a, indices_or_sections=1, axis=0):
+        n = a.shape[axis]
+        s = indices_or_sections
+        if isinstance(s, int):
+            if s <= 0:
+                raise ValueError("number sections must be larger than 0")
+            if strict and n % s:
+                raise ValueError("array split does not result in an equal division")
+            q, r = divmod(n, s)
+            bounds = [0]
+            for z in [q + 1] * r + [q] * (s - r):
+                bounds.append(bounds[-1] + z)
+        else:
+            bounds = [0] + [min(max(i if i >= 0 else i + n, 0), n) for i in s] + [n]
+        return tuple(
+            jax.lax.slice_in_dim(a, lo, max(lo, hi), axis=axis)
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        )
+
+    return f
+
+
+for _n, _strict in (("split", True), ("array_split", False)):
     register(
         f"_npi_{_n}",
         inputs=("a",),
         attrs=_attrs("indices_or_sections=1 axis=0"),
         num_outputs=_n_split,
         doc=f"NumPy's ``{_n}``.",
-    )(lambda a, indices_or_sections=1, axis=0, _f=_f: tuple(_f(a, indices_or_sections, axis)))
+    )(_split(_strict))
     NP_FUNCS[_n] = f"_npi_{_n}"
 
 
@@ -478,6 +541,13 @@ _def(
 
 
 # ----------------------------------------------------------------------------- misc
+def _round(a, decimals=0):
+    if decimals < 0 and not jnp.issubdtype(a.dtype, jnp.inexact):  # NumPy's integer rounding
+        f = 10 ** (-decimals)
+        return (jnp.round(a.astype(jnp.float32) / f) * f).astype(a.dtype)
+    return jnp.round(a, decimals)
+
+
 def _clip(a, a_min=None, a_max=None):
     return jnp.clip(a, a_min, a_max)
 
@@ -486,7 +556,7 @@ _def("clip", "_npi_clip", _clip, attrs="a_min a_max")
 _def(
     "around round round_",
     "_npi_around",
-    lambda a, decimals=0: jnp.round(a, decimals),
+    lambda a, decimals=0: _round(a, decimals),
     attrs="decimals=0",
 )
 _def(
@@ -516,9 +586,9 @@ _def(
 _def(
     "argsort",
     "_npi_argsort",
-    lambda a, axis=-1, kind=None, order=None, dtype=None: jnp.argsort(a, axis).astype(
-        dtype or _index_dtype()
-    ),
+    lambda a, axis=-1, kind=None, order=None, dtype=None: jnp.argsort(
+        a.reshape(1) if a.ndim == 0 else a, axis
+    ).astype(dtype or _index_dtype()),
     attrs="axis=-1 kind order dtype",
 )
 _def("diff", "_npi_diff", lambda a, n=1, axis=-1: jnp.diff(a, n, axis), attrs="n=1 axis=-1")
@@ -604,8 +674,23 @@ def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
 
 
 _def("linalg.norm", "_npi_norm", _norm, inputs=("x",), attrs="ord axis keepdims=False")
-for _n in ("cholesky", "inv", "det", "pinv", "eigvals", "eigvalsh", "matrix_rank"):
+for _n in ("cholesky", "inv", "det", "eigvals", "matrix_rank"):
     _def(f"linalg.{_n}", f"_npi_{_n}", getattr(jnp.linalg, _n), inputs=("A",))
+_def(
+    "linalg.pinv",
+    "_npi_pinv",
+    lambda a, rcond=1e-15, hermitian=False: jnp.linalg.pinv(a, rtol=rcond, hermitian=hermitian),
+    inputs=("A",),
+    attrs="rcond=1e-15 hermitian=False",
+)
+# NumPy reads one triangle only (jax would symmetrize the input first)
+_def(
+    "linalg.eigvalsh",
+    "_npi_eigvalsh",
+    lambda a, UPLO="L": jnp.linalg.eigh(a, UPLO, symmetrize_input=False)[0],
+    inputs=("A",),
+    attrs="UPLO='L'",
+)
 _def(
     "linalg.tensorinv",
     "_npi_tensorinv",
@@ -620,6 +705,13 @@ _def(
     inputs=("a", "b"),
     attrs="axes",
 )
+
+
+def _svd(a):
+    """MXNet's ``linalg.svd``: ``(ut, l, v)`` with ``a = ut @ diag(l) @ v`` (reduced)."""
+    return tuple(jnp.linalg.svd(a, full_matrices=False))
+
+
 for _n, _k in (("slogdet", 2), ("eigh", 2), ("eig", 2), ("qr", 2), ("svd", 3)):
     register(
         f"_npi_{_n}",
@@ -628,9 +720,9 @@ for _n, _k in (("slogdet", 2), ("eigh", 2), ("eig", 2), ("qr", 2), ("svd", 3)):
         num_outputs=_k,
         doc=f"NumPy's ``linalg.{_n}``.",
     )(
-        (lambda a, UPLO="L": tuple(jnp.linalg.eigh(a, UPLO)))
+        (lambda a, UPLO="L": tuple(jnp.linalg.eigh(a, UPLO, symmetrize_input=False)))
         if _n == "eigh"
-        else (lambda a, _f=getattr(jnp.linalg, _n): tuple(_f(a)))
+        else (_svd if _n == "svd" else (lambda a, _f=getattr(jnp.linalg, _n): tuple(_f(a))))
     )
     NP_FUNCS[f"linalg.{_n}"] = f"_npi_{_n}"
 
@@ -649,7 +741,13 @@ def _sampler(draw):
 
 
 def _gamma(key, shape, dt, k, theta):
-    return jax.random.gamma(key, jnp.broadcast_to(k, shape), shape, dt) * theta
+    return _gamma_raw(key, shape, dt, k) * theta
+
+
+def _beta(key, s, dt, a, b):
+    ka, kb = jax.random.split(key)
+    x, y = _gamma_raw(ka, s, dt, a), _gamma_raw(kb, s, dt, b)
+    return x / (x + y)
 
 
 _SAMPLERS = {
@@ -694,13 +792,11 @@ _SAMPLERS = {
     "gamma": (("shape", "scale"), _gamma),
     "beta": (
         ("a", "b"),
-        lambda key, s, dt, a, b: jax.random.beta(
-            key, jnp.broadcast_to(a, s), jnp.broadcast_to(b, s), s, dt
-        ),
+        _beta,
     ),
     "chisquare": (
         ("df",),
-        lambda key, s, dt, df: 2.0 * jax.random.gamma(key, jnp.broadcast_to(df / 2.0, s), s, dt),
+        lambda key, s, dt, df: 2.0 * _gamma_raw(key, s, dt, df / 2.0),
     ),
 }
 for _n, (_params, _draw) in _SAMPLERS.items():
