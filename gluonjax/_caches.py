@@ -84,6 +84,9 @@ class _Process:
         looks for one.
     several_devices : bool or None
         Whether this process has several devices (None until first asked).
+    backwards : int
+        The number of ``backward`` calls so far (a ``grad_req='null'`` variable's
+        ``.grad`` is None after one, as in MXNet).
     compile_setup : bool
         Whether ``_compile.setup`` ran; ``compile_cache`` is the persistent cache
         directory it chose (or None).
@@ -92,7 +95,7 @@ class _Process:
     __slots__ = (
         "defer", "backward", "structure_epoch", "param_version", "layout_version",
         "mult_version", "auto_jit", "sparse_types", "several_devices", "compile_setup",
-        "compile_cache",
+        "compile_cache", "backwards",
     )  # fmt: skip
 
     def __init__(self):
@@ -109,6 +112,7 @@ class _Process:
         self.several_devices = None
         self.compile_setup = False
         self.compile_cache = None
+        self.backwards = 0
 
 
 PROCESS = _Process()

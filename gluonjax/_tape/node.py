@@ -24,6 +24,8 @@ from .._caches import LRU
 from .._graph import postorder
 
 __all__ = [
+    "int_grad",
+    "int_apply",
     "Kind",
     "Node",
     "OpOrigin",
@@ -231,6 +233,38 @@ def inexact(dtype):
     if hit is None:
         hit = _INEXACT.put(dtype, bool(np.issubdtype(dtype, np.inexact)))
     return hit
+
+
+def int_grad(arr):
+    """Whether integer array ``arr`` takes part in differentiation, as MXNet's integer
+    arrays do: a variable (``attach_grad``) or the result of such a computation. jax has
+    no integer cotangents, so these run their VJP on float32 stand-ins (:func:`int_apply`)."""
+    n = arr._node
+    if n is None:
+        return arr._grad_req in ("write", "add") and np.issubdtype(arr.dtype, np.integer)
+    return n[0].kind is not Kind.FREED and getattr(n[0].apply, "int_grad", False)
+
+
+_INT_APPLY = LRU(256, "integer-gradient node backward")
+
+
+def int_apply(ct_dtype, in_dtypes, multi=False):
+    """``apply`` of a node whose VJP ran on float stand-ins of integer inputs: cotangents
+    are cast to the VJP's float output dtype ``ct_dtype``; the input cotangents of integer
+    positions (``in_dtypes[i]`` not None) back to their integer dtype. One function per
+    signature, so compiled backwards are shared."""
+    key = (ct_dtype, in_dtypes, multi)
+    fn = _INT_APPLY.get(key)
+    if fn is None:
+
+        def fn(vjp, cts):
+            cts = tuple(c.astype(ct_dtype) for c in cts)
+            res = vjp(tuple(cts)) if multi else vjp(cts[0])
+            return tuple(r if d is None else r.astype(d) for r, d in zip(res, in_dtypes))
+
+        fn.int_grad = True
+        fn = _INT_APPLY.put(key, fn)
+    return fn
 
 
 def needs_grad(arr):

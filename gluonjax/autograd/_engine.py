@@ -170,6 +170,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # no
         Keep the tape so backward can run again.
     """
     heads, head_grads = _as_lists(heads, head_grads)
+    PROCESS.backwards += 1
     res = _run(heads, head_grads, retain_graph, None, PROCESS.defer)
     if type(res) is _plan.FusedCall:  # gradients stay pending until read or trainer.step
         _deferred.defer_grads(res)

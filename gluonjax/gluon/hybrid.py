@@ -8,6 +8,7 @@ import io
 from .._caches import PROCESS
 from .._rng import NeedsKey
 from .._tape import state as _state
+from .._tape.node import inexact, int_grad
 from ..base import DeferredInitializationError, MXNetError
 from ..ndarray.ndarray import NDArray
 from ..util import legacy_shapes
@@ -34,6 +35,10 @@ def _nd():
     from .. import ndarray
 
     return ndarray
+
+
+def _int_grad_inputs(args):
+    return any(isinstance(a, NDArray) and not inexact(a.dtype) and int_grad(a) for a in args)
 
 
 class HybridBlock(Block):
@@ -127,6 +132,11 @@ class HybridBlock(Block):
             if args and not isinstance(args[0], NDArray) and hasattr(args[0], "_outputs"):
                 _fc.check_inputs(self, args)
                 return super().__call__(*args)
+            if _state.is_recording() and _int_grad_inputs(args):
+                # integer inputs that take part in differentiation (MXNet gives them
+                # gradients): the op-by-op path has their float stand-ins; the compiled
+                # call has no integer cotangents, so this call runs eagerly
+                return _npm.finish(self, Block.__call__(self, *args))
             if cached is None:
                 cached = self._build(args)
                 cached.np_mode = _npm.np_inputs(args)

@@ -23,6 +23,8 @@ from .._tape.node import (
     apply_multi,
     apply_single,
     entry,
+    int_apply,
+    int_grad,
     needs_grad,
     vjp_node,
     with_vjp,
@@ -100,7 +102,9 @@ def _write_aux(op, static_key, args, new_aux, NDArray):
 
 def _diff_mask(args, NDArray):
     return tuple(
-        isinstance(a, NDArray) and needs_grad(a) and np.issubdtype(a.dtype, np.inexact)
+        isinstance(a, NDArray)
+        and needs_grad(a)
+        and (np.issubdtype(a.dtype, np.inexact) or int_grad(a))
         for a in args
     )
 
@@ -109,6 +113,12 @@ def _recorded(op, static_key, args, arrays, NDArray):
     """Forward that also returns the VJP, and a function making the tape node."""
     offset = 2 if op.random else 0
     mask = _diff_mask(args, NDArray)
+    ints = tuple(m and not np.issubdtype(a.dtype, np.inexact) for a, m in zip(args, mask))
+    if any(ints):
+        if op.aux or op.random:  # no float stand-ins there: the integer inputs get none
+            mask = tuple(m and not i for m, i in zip(mask, ints))
+        else:
+            return _int_recorded(op, static_key, args, arrays, mask, ints)
     if op.bucket is not None and any(mask):
         hit = _bucket_recorded(op, static_key, args, arrays, mask)
         if hit is not None:
@@ -149,6 +159,50 @@ def _recorded(op, static_key, args, arrays, NDArray):
         return node
 
     return ((out, aux) if op.aux else out), make_node
+
+
+def _int_recorded(op, static_key, args, arrays, mask, ints):
+    """A recorded op with integer inputs that take part in differentiation (MXNet gives
+    them gradients): the output is the op's own; the VJP runs on float32 stand-ins of the
+    integer inputs, and the cotangents are cast back (``_tape.node.int_apply``)."""
+    try:
+        out = op.kernel(static_key)(*arrays)
+    except MXNetError:
+        raise
+    except Exception as err:
+        raise op.fail(err, arrays, static_key) from None
+    key = ("int", op.name, static_key, mask, len(arrays))
+    fwd = _VJP_FWD.get(key)
+    if fwd is None:
+        fwd = _VJP_FWD.put(key, _make_vjp_fwd(op, static_key, mask, 0))
+    stand = [a.astype(np.float32) if i else a for a, i in zip(arrays, ints)]
+    stand += arrays[len(ints) :]  # dynamic attributes (scalars) follow the inputs
+    diff = tuple(a for a, m in zip(stand, mask) if m)
+    f_out, _, vjp_fn = fwd(diff, tuple(stand))
+    multi = isinstance(out, (tuple, list))
+    f_dtype = (f_out[0] if multi else f_out).dtype
+    in_dtypes = tuple(
+        np.dtype(a.dtype).name if i else None for a, m, i in zip(args, mask, ints) if m
+    )
+    apply = int_apply(np.dtype(f_dtype).name, in_dtypes, multi)
+    inputs = tuple(entry(a) for a, m in zip(args, mask) if m)
+    positions = [i for i, m in enumerate(mask) if m]
+    bound = op.bound(static_key)
+
+    def replay(*pv):
+        full = list(arrays)
+        for pos, v in zip(positions, pv):
+            full[pos] = v
+        r = bound(*full)
+        return tuple(r) if isinstance(r, (tuple, list)) else (r,)
+
+    def make_node(outs):
+        avals = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs)
+        node = vjp_node(Kind.OP, op.name, inputs, avals, vjp_fn, apply, replay)
+        node.origin = OpOrigin(op, static_key, len(args), tuple(positions), 0)
+        return node
+
+    return out, make_node
 
 
 def _bucket_recorded(op, static_key, args, arrays, mask):

@@ -160,6 +160,8 @@ class NDArray:
 
     @property
     def grad(self):
+        if self._grad_req == "null" and self.__dict__.get("_null_at") != PROCESS.backwards:
+            return None  # grad_req='null': None once a backward has run, as in MXNet
         return self._grad
 
     @property
@@ -336,10 +338,8 @@ class NDArray:
         if grad_req not in ("write", "add", "null"):
             raise MXNetError(f"grad_req must be 'write', 'add' or 'null', got {grad_req!r}")
         stype = self.stype if stype is None else stype
-        if grad_req == "null":  # no buffer: ``grad`` is None, as MXNet's
-            self._grad, self._grad_req, self._node = None, "null", None
-            self.__dict__["_fresh"] = False
-            return
+        if grad_req == "null":  # MXNet: a zero buffer until a backward runs, then None
+            self.__dict__["_null_at"] = PROCESS.backwards
         if stype == "default":
             self._grad = NDArray(_buckets.filled(self.shape, self.dtype, 0))  # no program
         else:

@@ -320,7 +320,7 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and NumPy's) name
 
     @property
     def grad(self):
-        g = self._grad
+        g = NDArray.grad.fget(self)
         if g is not None and type(g) is not ndarray:
             g._data  # noqa: B018 - a pending gradient settles into its own class first
             if type(g) is NDArray:
