@@ -441,3 +441,23 @@ def test_symbolic_np_ops_build_graph_nodes():
     assert y.infer_shape(x=(2, 3))[1] == [(2,)]
     z = npx.relu(x)
     assert "Activation" in z.tojson()
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_integer_inputs_get_gradients_in_blocks(hybridize):
+    # MXNet 1.9.1 gives integer arrays gradients (e.g. its test_np_sum, test_np_flip)
+    class Flip(gluon.HybridBlock):
+        def hybrid_forward(self, F, a):
+            return F.np.flip(a, 1) * 2
+
+    net = Flip()
+    if hybridize:
+        net.hybridize()
+    x = mnp.array(onp.arange(6, dtype=onp.int32).reshape(2, 3))
+    x.attach_grad()
+    with autograd.record():
+        y = net(x)
+    y.backward()
+    assert y.dtype == onp.int32 and x.grad.dtype == onp.int32
+    assert x.grad.tolist() == [[2, 2, 2], [2, 2, 2]]
+    assert y.tolist() == (onp.flip(onp.arange(6).reshape(2, 3), 1) * 2).tolist()

@@ -207,17 +207,27 @@ def _reduce(fn):
     return f
 
 
+def _acc(dt):
+    """The accumulation type of a float reduction: MXNet sums float16 in float32."""
+    return jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
+
+
 def _sum(a, axis=None, dtype=None, keepdims=False, initial=None):
     if dtype is None and a.dtype == jnp.bool_:
-        dtype = jnp.int32
-    out = jnp.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+        dtype = _index_dtype()
+    if jnp.issubdtype(a.dtype, jnp.inexact):
+        out = jnp.sum(a.astype(_acc(a.dtype)), axis=axis, keepdims=keepdims)
+        out = out.astype(dtype or a.dtype)
+    else:
+        out = jnp.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
     return out if initial is None else out + initial
 
 
 def _mean(a, axis=None, dtype=None, keepdims=False):
-    if dtype is None and not jnp.issubdtype(a.dtype, jnp.inexact):
-        dtype = jnp.float32
-    return jnp.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        a = a.astype(jnp.float32)
+    out = jnp.mean(a.astype(_acc(a.dtype)), axis=axis, keepdims=keepdims)
+    return out.astype(dtype or a.dtype)
 
 
 def _minmax(fn):
