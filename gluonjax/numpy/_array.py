@@ -54,11 +54,27 @@ def call(op, args, kwargs, out=None):
     for a in args:
         if not isinstance(a, NDArray) and hasattr(a, "_outputs") and SYMBOLIC[0] is not None:
             return SYMBOLIC[0](op, args, kwargs)
-    res = invoke(op, args, kwargs, out)
+    if out is not None:
+        return _into(op, invoke(op, args, kwargs), out)
+    res = invoke(op, args, kwargs)
     if type(res) is NDArray:  # the common case, inline
         res.__class__ = ndarray
         return res
     return as_np(res)
+
+
+def _into(op, res, out):
+    """``out=``: the result must have ``out``'s shape and dtype (MXNet's rule)."""
+    if isinstance(res, (list, tuple)) or not isinstance(out, NDArray):
+        raise ArgumentTypeError(f"{op.name}: out= takes one array for a one-output function")
+    if res.dtype != out.dtype or res.shape != out.shape:
+        raise ArgumentTypeError(
+            f"{op.name}: out= has shape {out.shape} and dtype {out.dtype}, the result has "
+            f"shape {res.shape} and dtype {res.dtype}"
+        )
+    check_write(out, f"{op.name}(..., out=)")
+    out._data, out._node = res._data, res._node
+    return out
 
 
 def to_array(x, dtype=None):

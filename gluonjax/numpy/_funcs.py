@@ -444,7 +444,8 @@ def unravel_index(indices, shape, order="C"):
     if order != "C":
         raise NotImplementedError("np.unravel_index: only order='C' is supported")
     idx = to_array(indices)
-    return tuple(ndarray(i) for i in jnp.unravel_index(idx._data, tuple(shape)))
+    shape = (int(shape),) if isinstance(shape, (int, _np.integer)) else tuple(shape)
+    return tuple(ndarray(i) for i in jnp.unravel_index(idx._data, shape))
 
 
 def diag_indices_from(arr):
@@ -472,8 +473,8 @@ def ediff1d(ary, to_end=None, to_begin=None):
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """NaN and infinities replaced by numbers; ``copy=False`` writes into ``x`` (MXNet)."""
     res = FUNCS["nan_to_num"](to_array(x), copy=True, nan=nan, posinf=posinf, neginf=neginf)
-    if copy or not isinstance(x, NDArray):
-        return res
+    if copy or not isinstance(x, NDArray) or isinstance(x._data, jax.core.Tracer):
+        return res  # a traced input is not written (a hybridized forward keeps its inputs)
     x[...] = res
     return x
 

@@ -201,7 +201,8 @@ def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None):
     dt = mean.dtype
     if dt == _np.float16:  # the factorisation in float32
         mean, cov = mean.astype("float32"), cov.astype("float32")
-    shape = (_size(size) or ()) + mean.shape[-1:]
+    batch = _np.broadcast_shapes(mean.shape, cov.shape[:-1])
+    shape = (_size(size) or ()) + tuple(batch)
     z = normal(0.0, 1.0, size=shape, dtype=mean.dtype)
     chol = call(_reg.get("_npi_cholesky"), (cov,), {})
     return (mean + (chol @ z[..., None])[..., 0]).astype(dt)

@@ -680,6 +680,8 @@ def np_setitem(data, value, *index, key):
 
 # ----------------------------------------------------------------------------- linalg
 def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+    if isinstance(ord, str) and ord in ("inf", "-inf"):  # MXNet accepts these strings
+        ord = float(ord)  # noqa: A001
     return jnp.linalg.norm(x, ord, axis, keepdims)
 
 
