@@ -40,6 +40,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402  # noqa:
     name,
     ndarray,  # noqa: E402
     numpy,  # noqa: F401
+    numpy_dispatch_protocol,  # noqa: F401
     numpy_extension,  # noqa: F401
     operator,
     optimizer,  # noqa: E402

@@ -27,7 +27,7 @@ LAYERS = [
     ),
     ("ops", "_ops _control_flow contrib"),
     ("tape", "_tape"),
-    ("nd", "ndarray random numpy numpy_extension"),
+    ("nd", "ndarray random numpy numpy_extension numpy_dispatch_protocol"),
     ("sym", "symbol executor viz"),
     ("autograd", "autograd"),
     ("optimizer/kvstore", "optimizer kvstore initializer _init operator monitor"),

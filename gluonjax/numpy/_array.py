@@ -237,6 +237,29 @@ def _key(self, key):
     return tuple(static), arrays
 
 
+def _scalar_bools(key):
+    """Whether ``key`` holds a Python bool or a 0-d boolean array (NumPy reads them as an
+    added axis, kept or emptied, combined with the other advanced indices)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(
+        isinstance(k, (bool, _np.bool_))
+        or (isinstance(k, (NDArray, _np.ndarray)) and k.ndim == 0 and k.dtype == _np.bool_)
+        for k in keys
+    )
+
+
+def _host_positions(arr, key):
+    """The flat positions ``key`` selects in ``arr``, computed by NumPy itself on the host
+    (every NumPy index form); the gather/scatter on them is recorded as usual."""
+    keys = key if isinstance(key, tuple) else (key,)
+    host = tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in keys)
+    try:
+        pos = _np.arange(arr.size, dtype=_np.int64).reshape(arr.shape)[host]
+    except IndexError as err:
+        raise IndexingError(f"ndarray[...]: {err} (array of shape {arr.shape})") from None
+    return ndarray(jnp.asarray(pos.astype(_np.int32)))
+
+
 def _check_mask(arr, key, mask, axis):
     """A boolean index must have the shape of the axes it covers (NumPy's IndexError)."""
     if any(k is Ellipsis for k in key):
@@ -424,22 +447,35 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and NumPy's) name
     def __getitem__(self, key):
         if key is Ellipsis or (isinstance(key, tuple) and not key):
             return call(_GET, (self,), {"key": (("e",),)})
-        if isinstance(key, NDArray) and key.ndim == 0 and key.dtype == _np.bool_:
-            # a 0-d boolean index adds an axis, kept (True) or emptied (False), as NumPy
-            out = call(_GET, (self,), {"key": (("n",),)})
-            return out if bool(key.item()) else call(_GET, (out,), {"key": (("s", 0, 0, None),)})
+        if _scalar_bools(key):
+            pos = _host_positions(self, key)
+            return call(_GET, (self.reshape(-1), pos), {"key": (("a",),)})
         static, arrays = _key(self, key)
         return call(_GET, (self, *arrays), {"key": static})
 
     def __setitem__(self, key, value):
         check_write(self, "ndarray[...] = value")
-        static, arrays = _key(self, key)
         if not isinstance(value, NDArray):
             if isinstance(value, _SCALARS):
                 value = ndarray(jnp.asarray(value, self.dtype))
             else:
                 value = to_array(value, self.dtype)
-        res = invoke(_SET, (self, value, *arrays), {"key": static})
+        if _scalar_bools(key):
+            pos = _host_positions(self, key)
+            value = value.astype(self.dtype) if value.dtype != self.dtype else value
+            flat = invoke(
+                _SET,
+                (
+                    self.reshape(-1),
+                    call(_OP("_npi_broadcast_to"), (value,), {"shape": pos.shape}),
+                    pos,
+                ),
+                {"key": (("a",),)},
+            )
+            res = invoke(_OP("_np_reshape"), (flat,), {"newshape": self.shape})
+        else:
+            static, arrays = _key(self, key)
+            res = invoke(_SET, (self, value, *arrays), {"key": static})
         self._data, self._node = res._data, res._node
 
     # ------------------------------------------------------------------ operators

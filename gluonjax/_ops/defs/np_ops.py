@@ -659,7 +659,7 @@ _def(
 
 
 # ----------------------------------------------------------------------------- indexing
-@register("_npi_getitem", variadic=True, attrs={"key": Attr("raw", ())})
+@register("_npi_getitem", variadic=True, attrs={"key": Attr("literal?", ())})
 def np_getitem(data, *index, key):
     """``data[key]`` with NumPy's semantics (an integer index removes its axis)."""
     from ..bounds import check_key
@@ -668,7 +668,7 @@ def np_getitem(data, *index, key):
     return data[build_index(key, index)]
 
 
-@register("_npi_setitem", variadic=True, attrs={"key": Attr("raw", ())})
+@register("_npi_setitem", variadic=True, attrs={"key": Attr("literal?", ())})
 def np_setitem(data, value, *index, key):
     """A copy of ``data`` with ``data[key] = value`` (NumPy's broadcasting and casting)."""
     from ..bounds import check_key
