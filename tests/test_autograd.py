@@ -250,3 +250,20 @@ def test_get_symbol_of_eager_ops_and_of_a_hybridized_block():
         out.backward()
     with pytest.raises(MXNetError, match="not computed under autograd.record"):
         autograd.get_symbol(nd.ones((1,)))
+
+
+def test_gradient_passes_an_integer_result_as_in_mxnet():
+    # MXNet 1.9.1 (checked with .venv-mxnet): astype('int32') passes the gradient, [1, 1];
+    # np.mean(float16 x, dtype='int32') gives x.grad == 1/4 everywhere
+    n = nd.array([1.5, 2.5])
+    n.attach_grad()
+    with autograd.record():
+        q = n.astype("int32").sum()
+    q.backward()
+    assert n.grad.asnumpy().tolist() == [1.0, 1.0]
+    x = mx.np.array(np.ones((3, 4), np.float16))
+    x.attach_grad()
+    with autograd.record():
+        y = mx.np.mean(x, axis=1, dtype="int32")
+    y.backward()
+    assert y.dtype == np.int32 and (x.grad.asnumpy() == 0.25).all()

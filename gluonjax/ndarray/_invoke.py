@@ -119,6 +119,10 @@ def _recorded(op, static_key, args, arrays, NDArray):
             mask = tuple(m and not i for m, i in zip(mask, ints))
         else:
             return _int_recorded(op, static_key, args, arrays, mask, ints)
+    if "dtype" in op.static_names and any(mask):
+        vjp_key = _float_dtype_key(op, static_key)
+        if vjp_key is not None:  # an integer result (sum(dtype='int32'), astype('int32'))
+            return _int_recorded(op, static_key, args, arrays, mask, ints, vjp_key)
     if op.bucket is not None and any(mask):
         hit = _bucket_recorded(op, static_key, args, arrays, mask)
         if hit is not None:
@@ -161,20 +165,44 @@ def _recorded(op, static_key, args, arrays, NDArray):
     return ((out, aux) if op.aux else out), make_node
 
 
-def _int_recorded(op, static_key, args, arrays, mask, ints):
+_FLOAT_KEYS = LRU(1024, "float stand-in attributes")
+
+
+def _float_dtype_key(op, static_key):
+    """``static_key`` with an integer or bool ``dtype`` attribute made float32, or None:
+    the VJP of an op with an integer result runs on a float32 one (MXNet passes gradients
+    through such results)."""
+    hit = _FLOAT_KEYS.get((op.name, static_key))
+    if hit is None:
+        i = op.static_names.index("dtype")
+        d = static_key[i]
+        hit = ()
+        if d is not None and not op.random and not op.aux and op.num_outputs == 1:
+            try:
+                if not np.issubdtype(np.dtype(d), np.inexact):
+                    hit = static_key[:i] + ("float32",) + static_key[i + 1 :]
+            except TypeError:
+                pass
+        _FLOAT_KEYS.put((op.name, static_key), hit)
+    return hit or None
+
+
+def _int_recorded(op, static_key, args, arrays, mask, ints, vjp_key=None):
     """A recorded op with integer inputs that take part in differentiation (MXNet gives
     them gradients): the output is the op's own; the VJP runs on float32 stand-ins of the
-    integer inputs, and the cotangents are cast back (``_tape.node.int_apply``)."""
+    integer inputs (and of an integer result: ``vjp_key``, the attributes with a float32
+    ``dtype``), and the cotangents are cast back (``_tape.node.int_apply``)."""
+    vjp_key = static_key if vjp_key is None else vjp_key
     try:
         out = op.kernel(static_key)(*arrays)
     except MXNetError:
         raise
     except Exception as err:
         raise op.fail(err, arrays, static_key) from None
-    key = ("int", op.name, static_key, mask, len(arrays))
+    key = ("int", op.name, vjp_key, mask, len(arrays))
     fwd = _VJP_FWD.get(key)
     if fwd is None:
-        fwd = _VJP_FWD.put(key, _make_vjp_fwd(op, static_key, mask, 0))
+        fwd = _VJP_FWD.put(key, _make_vjp_fwd(op, vjp_key, mask, 0))
     stand = [a.astype(np.float32) if i else a for a, i in zip(arrays, ints)]
     stand += arrays[len(ints) :]  # dynamic attributes (scalars) follow the inputs
     diff = tuple(a for a, m in zip(stand, mask) if m)
