@@ -61,6 +61,9 @@ class Op:
     # ("reduce", identity) with identity 0, 1, "low", "high" or "mean", or "contract"
     # (dot, batch_dot)
     bucket: Any = None
+    # integer inputs that need a gradient get one through a float32 stand-in (MXNet gives
+    # integer arrays gradients); False: they get zeros, as MXNet's integer ``mod`` does
+    int_vjp: bool = True
     doc: str = ""
     aliases: tuple = ()
     _kernels: LRU = field(default_factory=lambda: LRU(512, "op kernels"), repr=False)

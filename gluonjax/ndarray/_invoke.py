@@ -115,7 +115,7 @@ def _recorded(op, static_key, args, arrays, NDArray):
     mask = _diff_mask(args, NDArray)
     ints = tuple(m and not np.issubdtype(a.dtype, np.inexact) for a, m in zip(args, mask))
     if any(ints):
-        if op.aux or op.random:  # no float stand-ins there: the integer inputs get none
+        if op.aux or op.random or not op.int_vjp:  # no float stand-ins: zero gradients
             mask = tuple(m and not i for m, i in zip(mask, ints))
         else:
             return _int_recorded(op, static_key, args, arrays, mask, ints)

@@ -151,7 +151,9 @@ def indices(dimensions, dtype=None, ctx=None, device=None):
 def meshgrid(*xi, indexing="xy", sparse=False, copy=True):
     return [
         as_np(o)
-        for o in _multi("meshgrid", [to_array(x) for x in xi], indexing=indexing, sparse=sparse)
+        for o in _multi(
+            "meshgrid", [to_array(x).reshape(-1) for x in xi], indexing=indexing, sparse=sparse
+        )
     ]
 
 

@@ -186,13 +186,15 @@ def _scalar_fn(fn, reverse):
 
 for _name, _fn in _BINARY.items():
     _public = f"{_name} {_BINARY_ALIASES.get(_name, '')}".strip()
-    _def(_public, f"_npi_{_name}", _float32_for_ints(_fn), inputs=("lhs", "rhs"))
+    _int_vjp = _name not in ("mod", "fmod")  # MXNet: integer mod has zero gradients
+    _def(_public, f"_npi_{_name}", _float32_for_ints(_fn), inputs=("lhs", "rhs"), int_vjp=_int_vjp)
     for _rev in (False, True):
         _op = f"_npi_r{_name}_scalar" if _rev else f"_npi_{_name}_scalar"
         register(
             _op,
             inputs=("data",),
             attrs={"scalar": Attr("number", static=False)},
+            int_vjp=_int_vjp,
             doc=f"``{_name}`` with a Python scalar {'on the left' if _rev else 'on the right'}.",
         )(_scalar_fn(_fn, _rev))
     for _p in _public.split():
