@@ -21,7 +21,6 @@ import numpy as np
 from ..attrs import dtype_of
 from ..registry import Attr, register
 from .getitem import build_index
-from .random_ops import _gamma_raw  # MXNet's sampler (faster than jax's on CPU)
 
 __all__ = ["NP_FUNCS", "NP_BINARY", "np_dtype"]
 
@@ -755,13 +754,11 @@ def _sampler(draw):
 
 
 def _gamma(key, shape, dt, k, theta):
-    return _gamma_raw(key, shape, dt, k) * theta
+    return jax.random.gamma(key, jnp.broadcast_to(k, shape), shape, dt) * theta
 
 
 def _beta(key, s, dt, a, b):
-    ka, kb = jax.random.split(key)
-    x, y = _gamma_raw(ka, s, dt, a), _gamma_raw(kb, s, dt, b)
-    return x / (x + y)
+    return jax.random.beta(key, jnp.broadcast_to(a, s), jnp.broadcast_to(b, s), s, dt)
 
 
 _SAMPLERS = {
@@ -810,7 +807,7 @@ _SAMPLERS = {
     ),
     "chisquare": (
         ("df",),
-        lambda key, s, dt, df: 2.0 * _gamma_raw(key, s, dt, df / 2.0),
+        lambda key, s, dt, df: 2.0 * jax.random.gamma(key, jnp.broadcast_to(df / 2.0, s), s, dt),
     ),
 }
 for _n, (_params, _draw) in _SAMPLERS.items():
