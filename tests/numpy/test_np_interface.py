@@ -461,3 +461,137 @@ def test_integer_inputs_get_gradients_in_blocks(hybridize):
     assert y.dtype == onp.int32 and x.grad.dtype == onp.int32
     assert x.grad.tolist() == [[2, 2, 2], [2, 2, 2]]
     assert y.tolist() == (onp.flip(onp.arange(6).reshape(2, 3), 1) * 2).tolist()
+
+
+# every NumPy-interface op, called by name against NumPy (the scalar forms too)
+_UFUNC2 = [
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "copysign",
+    "fmax",
+    "fmin",
+    "fmod",
+    "gcd",
+    "lcm",
+    "ldexp",
+    "less_equal",
+]
+_INT_UFUNCS = {"bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm"}
+
+
+@pytest.mark.parametrize("name", _UFUNC2)
+def test_binary_ufuncs_and_their_scalar_forms_match_numpy(name):
+    dt = onp.int32 if name in _INT_UFUNCS else onp.float32
+    a = onp.array([[3, 8, 5], [6, 2, 9]], dt)
+    b = onp.array([2, 3, 4], onp.int32 if name in _INT_UFUNCS | {"ldexp"} else dt)
+    f, g = getattr(mnp, name), getattr(onp, name)
+    onp.testing.assert_allclose(f(mnp.array(a), mnp.array(b)).asnumpy(), g(a, b), rtol=1e-6)
+    onp.testing.assert_allclose(f(mnp.array(a), 2).asnumpy(), g(a, 2), rtol=1e-6)  # _scalar
+    if name != "ldexp":
+        onp.testing.assert_allclose(f(7, mnp.array(a)).asnumpy(), g(7, a), rtol=1e-6)  # _r..
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("absolute", (_X,)),
+        ("fabs", (_X,)),
+        ("bitwise_not", (onp.arange(4, dtype=onp.int32),)),
+        ("deg2rad", (_X,)),
+        ("rad2deg", (_X,)),
+        ("isposinf", (onp.array([1, onp.inf], "f4"),)),
+        ("cumprod", (_X,)),
+        ("diagflat", (_X[0],)),
+        ("vdot", (_X, _X)),
+        ("fliplr", (_X,)),
+        ("flipud", (_X,)),
+        ("rot90", (_X,)),
+        ("kron", (_X[:2, :2], _X[1:3, 1:3])),
+        ("cross", (_X[:, :3], _X[::-1, :3])),
+        ("cov", (_X,)),
+        ("ediff1d", (_X,)),
+        ("polyval", (_X[0], _X[1])),
+        ("quantile", (_X, 0.3)),
+        ("searchsorted", (onp.arange(5, dtype="f4"), onp.array([1.5, 3.2], "f4"))),
+    ],
+)
+def test_more_functions_match_numpy(name, args):
+    got = getattr(mnp, name)(*[mnp.array(a) if isinstance(a, onp.ndarray) else a for a in args])
+    onp.testing.assert_allclose(got.asnumpy(), getattr(onp, name)(*args), rtol=1e-5, atol=1e-6)
+    if name == "absolute":  # the mean without weights (_npi_average_unweighted)
+        onp.testing.assert_allclose(mnp.average(mnp.array(_X)).item(), _X.mean(), rtol=1e-6)
+
+
+def test_more_linalg_matches_numpy():
+    a = _f32(3, 3) + 3 * onp.eye(3, dtype=onp.float32)
+    s = a + a.T
+    ma, ms = mnp.array(a), mnp.array(s)
+    onp.testing.assert_allclose(mnp.linalg.solve(ma, ma).asnumpy(), onp.eye(3), atol=1e-5)
+    onp.testing.assert_allclose(mnp.linalg.pinv(ma).asnumpy(), onp.linalg.pinv(a), atol=1e-5)
+    onp.testing.assert_allclose(
+        mnp.linalg.eigvalsh(ms).asnumpy(), onp.linalg.eigvalsh(s), rtol=1e-4, atol=1e-5
+    )
+    w, v = mnp.linalg.eigh(ms)
+    onp.testing.assert_allclose(w.asnumpy(), onp.linalg.eigh(s)[0], rtol=1e-4, atol=1e-5)
+    ev = onp.sort_complex(mnp.linalg.eigvals(ms).asnumpy())
+    onp.testing.assert_allclose(ev.real, onp.sort(onp.linalg.eigvalsh(s)), rtol=1e-4, atol=1e-4)
+    w2, _ = mnp.linalg.eig(ms)
+    assert w2.shape == (3,)
+    q, r = mnp.linalg.qr(ma)
+    onp.testing.assert_allclose((q.asnumpy() @ r.asnumpy()), a, atol=1e-5)
+    u, sv, vt = mnp.linalg.svd(ma)
+    onp.testing.assert_allclose(sv.asnumpy(), onp.linalg.svd(a)[1], rtol=1e-5)
+    assert mnp.linalg.matrix_rank(ma).item() == onp.linalg.matrix_rank(a)
+    t = _f32(2, 3, 6)
+    onp.testing.assert_allclose(
+        mnp.linalg.tensorinv(mnp.array(t.reshape(6, 2, 3)), ind=1).asnumpy(),
+        onp.linalg.tensorinv(t.reshape(6, 2, 3), ind=1),
+        rtol=1e-3,
+        atol=1e-4,
+    )
+    b = _f32(6)
+    aa = onp.eye(6, dtype="f4").reshape(6, 2, 3) * 2
+    onp.testing.assert_allclose(
+        mnp.linalg.tensorsolve(mnp.array(aa), mnp.array(b)).asnumpy(),
+        onp.linalg.tensorsolve(aa, b),
+        rtol=1e-5,
+    )
+
+
+@pytest.mark.parametrize(
+    "name, args, mean",
+    [
+        ("gumbel", (0.0, 1.0), 0.5772),
+        ("laplace", (1.0, 1.0), 1.0),
+        ("logistic", (2.0, 1.0), 2.0),
+        ("lognormal", (0.0, 0.5), onp.exp(0.125)),
+        ("rayleigh", (1.0,), onp.sqrt(onp.pi / 2)),
+        ("weibull", (2.0,), 0.8862),
+        ("pareto", (3.0,), 0.5),
+        ("power", (2.0,), 2 / 3),
+        ("chisquare", (3.0,), 3.0),
+    ],
+)
+def test_samplers_have_their_distributions_mean(name, args, mean):
+    mx.random.seed(3)
+    x = getattr(mnp.random, name)(*args, size=(20000,))
+    assert x.shape == (20000,) and x.dtype == onp.float32
+    assert abs(x.mean().item() - mean) < 0.05 * max(1.0, abs(mean))
+
+
+def test_randint_and_bernoulli():
+    mx.random.seed(1)
+    r = mnp.random.randint(3, 7, size=(1000,))
+    assert r.dtype == onp.int32 and 3 <= r.min().item() and r.max().item() <= 6
+    b = npx.random.bernoulli(prob=0.25, size=(20000,))
+    assert abs(b.mean().item() - 0.25) < 0.02
+
+
+def test_samplers_by_their_mxnet_op_names():
+    # what an exported graph names them: _npi_powerd (np.random.power), _npi_random_randint
+    mx.random.seed(5)
+    p = mx.nd._npi_powerd(mx.nd.array([2.0]), size=(20000,))
+    assert abs(p.asnumpy().mean() - 2 / 3) < 0.02
+    r = mx.nd._npi_random_randint(low=2, high=5, size=(500,), dtype="int32")
+    assert set(onp.unique(r.asnumpy())) <= {2, 3, 4}
