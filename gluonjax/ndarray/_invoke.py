@@ -23,6 +23,7 @@ from .._tape.node import (
     apply_multi,
     apply_single,
     entry,
+    inexact,
     int_apply,
     int_grad,
     needs_grad,
@@ -102,10 +103,7 @@ def _write_aux(op, static_key, args, new_aux, NDArray):
 
 def _diff_mask(args, NDArray):
     return tuple(
-        isinstance(a, NDArray)
-        and needs_grad(a)
-        and (np.issubdtype(a.dtype, np.inexact) or int_grad(a))
-        for a in args
+        isinstance(a, NDArray) and needs_grad(a) and (inexact(a.dtype) or int_grad(a)) for a in args
     )
 
 
@@ -113,7 +111,7 @@ def _recorded(op, static_key, args, arrays, NDArray):
     """Forward that also returns the VJP, and a function making the tape node."""
     offset = 2 if op.random else 0
     mask = _diff_mask(args, NDArray)
-    ints = tuple(m and not np.issubdtype(a.dtype, np.inexact) for a, m in zip(args, mask))
+    ints = tuple(m and not inexact(a.dtype) for a, m in zip(args, mask))
     if any(ints):
         if op.aux or op.random or not op.int_vjp:  # no float stand-ins: zero gradients
             mask = tuple(m and not i for m, i in zip(mask, ints))
@@ -144,6 +142,20 @@ def _recorded(op, static_key, args, arrays, NDArray):
         raise op.fail(err, arrays, static_key) from None
     inputs = tuple(entry(a) for a, m in zip(args, mask) if m)
     positions = [offset + i for i, m in enumerate(mask) if m]
+    replay = _replay(op, static_key, arrays, positions)
+
+    def make_node(outs):
+        apply = apply_multi if isinstance(out, (tuple, list)) else apply_single
+        avals = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs)
+        node = vjp_node(Kind.OP, op.name, inputs, avals, vjp_fn, apply, replay)
+        node.origin = OpOrigin(op, static_key, len(args), tuple(positions), offset)
+        return node
+
+    return ((out, aux) if op.aux else out), make_node
+
+
+def _replay(op, static_key, arrays, positions):
+    """A node's pure ``replay(*values at positions) -> outputs`` (higher-order gradients)."""
     bound = op.bound(static_key)
 
     def replay(*pv):
@@ -155,14 +167,7 @@ def _recorded(op, static_key, args, arrays, NDArray):
             r = r[0]
         return tuple(r) if isinstance(r, (tuple, list)) else (r,)
 
-    def make_node(outs):
-        apply = apply_multi if isinstance(out, (tuple, list)) else apply_single
-        avals = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs)
-        node = vjp_node(Kind.OP, op.name, inputs, avals, vjp_fn, apply, replay)
-        node.origin = OpOrigin(op, static_key, len(args), tuple(positions), offset)
-        return node
-
-    return ((out, aux) if op.aux else out), make_node
+    return replay
 
 
 _FLOAT_KEYS = LRU(1024, "float stand-in attributes")
@@ -215,14 +220,7 @@ def _int_recorded(op, static_key, args, arrays, mask, ints, vjp_key=None):
     apply = int_apply(np.dtype(f_dtype).name, in_dtypes, multi)
     inputs = tuple(entry(a) for a, m in zip(args, mask) if m)
     positions = [i for i, m in enumerate(mask) if m]
-    bound = op.bound(static_key)
-
-    def replay(*pv):
-        full = list(arrays)
-        for pos, v in zip(positions, pv):
-            full[pos] = v
-        r = bound(*full)
-        return tuple(r) if isinstance(r, (tuple, list)) else (r,)
+    replay = _replay(op, static_key, arrays, positions)
 
     def make_node(outs):
         avals = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs)
@@ -275,13 +273,7 @@ def _host_recorded(op, static_key, args, arrays, mask):
 def _bucket_node(op, static_key, args, arrays, mask, positions, bwd):
     """The maker of the BUCKET tape node of a single-output call (size class or host
     program) whose backward is ``bwd``."""
-    bound = op.bound(static_key)
-
-    def replay(*pv):
-        full = list(arrays)
-        for pos, v in zip(positions, pv):
-            full[pos] = v
-        return (bound(*full),)
+    replay = _replay(op, static_key, arrays, positions)
 
     def make_node(outs):
         inputs = tuple(entry(a) for a, m in zip(args, mask) if m)

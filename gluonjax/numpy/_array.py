@@ -533,22 +533,7 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and NumPy's) name
                 f"dtype {self.dtype} with casting rule 'same_kind'"
             )
         self._data, self._node = result._data.astype(self.dtype), result._node
-        return self
-
-    def __iadd__(self, other):
-        return self._inplace(self.__add__, other, "+=")
-
-    def __isub__(self, other):
-        return self._inplace(self.__sub__, other, "-=")
-
-    def __imul__(self, other):
-        return self._inplace(self.__mul__, other, "*=")
-
-    def __itruediv__(self, other):
-        return self._inplace(self.__truediv__, other, "/=")
-
-    def __imod__(self, other):
-        return self._inplace(self.__mod__, other, "%=")
+        return self  # NDArray's __iadd__ ... call this _inplace
 
     # ------------------------------------------------------------------ shape methods
     def reshape(self, *shape, order="C", **kwargs):
