@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._ops import registry as _reg
@@ -115,18 +117,46 @@ def getitem(arr, key):
     if arrays:  # index arrays: one host-side check of their values (ints: in the kernel)
         check_key(static, arr.shape, "NDArray[...]", [a._data for a in arrays])
     res = invoke(_GET, (arr, *arrays), {"key": static})
-    if arrays or res._node is not None or _ag.is_recording():
+    if arrays:
         return res
-    slices = _as_slices(static, arr.shape)
-    if slices is None or not slices_contiguous(slices, arr.shape):
-        return res
-    from ._view import View
+    return basic_view(arr, static, res, _GET, _SET)
 
-    get = _GET.kernel(_GET.parse_attrs({"key": static})[0])
-    put = _SET.kernel(_SET.parse_attrs({"key": static})[0])
-    view = View(arr, get, put)
-    view.__dict__["_cache"] = (arr._data, res._data)
+
+def basic_view(arr, static, res, get_op, set_op, cls=None):
+    """``res`` (``arr[static]`` computed by ``get_op``), or a view of ``arr`` sharing its memory
+    when the basic key selects a C-contiguous block and nothing is being recorded (MXNet)."""
+    if res._node is not None or _ag.is_recording():
+        return res
+    k = (get_op.name, static, arr.shape)
+    plan = _VIEW_PLANS.get(k)
+    if plan is None:
+        if len(_VIEW_PLANS) > 4096:
+            _VIEW_PLANS.clear()
+        plan = _VIEW_PLANS[k] = _view_plan(arr.shape, static, get_op, set_op)
+    if plan is False:
+        return res
+    from ._view import View, _state
+
+    get, put, window = plan
+    view = (cls or View)(arr, get, put, window=window)
+    _state(view).__dict__["_cache"] = (arr._data, res._data)
     return view
+
+
+_VIEW_PLANS = {}  # (op, key, shape) -> (get kernel, put kernel, (offset, size)) or False
+
+
+def _view_plan(shape, static, get_op, set_op):
+    slices = _as_slices(static, shape)
+    if slices is None or not slices_contiguous(slices, shape):
+        return False
+    ranges = [range(*s.indices(n)) for s, n in zip(slices, shape)]
+    offset, stride = 0, 1
+    for r, n in zip(reversed(ranges), reversed(shape)):
+        offset, stride = offset + (r.start if len(r) else 0) * stride, stride * n
+    get = get_op.kernel(get_op.parse_attrs({"key": static})[0])
+    put = set_op.kernel(set_op.parse_attrs({"key": static})[0])
+    return get, put, (offset, math.prod(len(r) for r in ranges))
 
 
 def _drop_leading_ones(arr, static, value):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from .ndarray import NDArray
 
-__all__ = ["View", "reshape_view"]
+__all__ = ["View", "reshape_view", "alias_view", "memory_span"]
 
 _SLOT = NDArray.__dict__["_data"]
 
@@ -42,14 +42,18 @@ class View(NDArray):
         ``get(base_value) -> view_value`` (jax arrays).
     put : callable
         ``put(base_value, view_value) -> new base_value``.
+    window : (int, int), optional
+        ``(offset, size)``: the elements of ``base`` (C order) the view covers; all of them
+        by default. :func:`memory_span` reads it (``np.shares_memory``).
     """
 
     __slots__ = ()
 
-    def __init__(self, base, get, put):
+    def __init__(self, base, get, put, window=None):
         d = self.__dict__
         d["_base"], d["_get"], d["_put"] = base, get, put
         d["_cache"] = None
+        d["_window"] = window
 
     def _read(self):
         d = self.__dict__
@@ -82,6 +86,43 @@ class View(NDArray):
     def base(self):
         """The NDArray this view shares memory with."""
         return self.__dict__["_base"]
+
+
+def memory_span(x):
+    """``(root, start, stop)``: the array owning ``x``'s memory and the C-order element range
+    of it that ``x`` covers. Two arrays share memory when their roots are the same array and
+    their ranges overlap (views of contiguous blocks cover one range each)."""
+    x = _state(x)
+    if not isinstance(x, View):
+        return x, 0, x.size
+    root, start, _ = memory_span(x.base)
+    window = x.__dict__.get("_window")
+    offset, size = window if window is not None else (0, x.base.size)
+    return root, start + offset, start + offset + size
+
+
+def alias_view(base, cls=None):
+    """A view of all of ``base`` (``as_np_ndarray``/``as_nd_ndarray``: a class change that
+    shares memory, as MXNet's)."""
+    view = (cls or View)(base, _same, _replace)
+    _state(view).__dict__["_cache"] = (base._data, base._data)
+    return view
+
+
+def _state(view):
+    """The ``View`` holding a view's window (the view itself, or what its slot holds)."""
+    if isinstance(view, View):
+        return view
+    v = _SLOT.__get__(view)
+    return v if isinstance(v, View) else view
+
+
+def _same(b):
+    return b
+
+
+def _replace(b, v):
+    return v
 
 
 def reshape_view(base, shape):

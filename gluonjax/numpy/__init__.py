@@ -20,6 +20,7 @@ import numpy as _onp
 from ..ndarray.ndarray import NDArray as _NDArray
 from . import _funcs
 from ._array import install_methods as _install_methods
+from ._array import alias as _alias
 from ._array import ndarray
 from ._funcs import (  # noqa: F401
     FUNCS as _FUNCS,
@@ -112,11 +113,9 @@ AxisError = _onp.exceptions.AxisError if hasattr(_onp, "exceptions") else ValueE
 
 
 def _as_np_ndarray(self):
-    """This array as an ``mx.np.ndarray`` (shared value, no copy; the tape link is kept)."""
-    out = ndarray(self._data)
-    if self._node is not None:
-        out._node = self._node
-    return out
+    """This array as an ``mx.np.ndarray`` sharing its memory (a view; under
+    ``autograd.record()`` a recorded alias with the same tape link)."""
+    return _alias(self, ndarray)
 
 
 _NDArray.as_np_ndarray = _as_np_ndarray

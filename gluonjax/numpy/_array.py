@@ -3,7 +3,9 @@
 It is an ``NDArray`` subclass holding the same jax array, taped and traced the same way;
 what differs is the surface: NumPy indexing (an integer removes its axis, boolean masks),
 NumPy broadcasting and type promotion in operators, 0-d results, and NumPy's ``repr``.
-``nd.NDArray.as_np_ndarray()`` and ``ndarray.as_nd_ndarray()`` share the value (no copy).
+``nd.NDArray.as_np_ndarray()`` and ``ndarray.as_nd_ndarray()`` share memory (no copy), and
+basic indexing of a contiguous block (``a[1]``, ``a[2:4]``, ``a[0, 1, 2:5]``) gives a view, as
+MXNet's: writing either array shows in the other.
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ from .._ops import registry as _reg
 from .._ops.attrs import _to_number
 from .._ops.defs.np_ops import NP_BINARY
 from ..base import ArgumentTypeError, MXNetError, ShapeError
+from .._tape import state as _ag
+from ..ndarray._indexing import basic_view
 from ..ndarray._invoke import check_write, invoke
+from ..ndarray._view import View, alias_view
 from ..ndarray.ndarray import NDArray
 
 __all__ = ["ndarray", "as_np", "call", "binary", "to_array"]
 
 _OP = _reg.get
+_slot_get, _slot_set = NDArray.__dict__["_data"].__get__, NDArray.__dict__["_data"].__set__
 _GET = _OP("_npi_getitem")
 _SET = _OP("_npi_setitem")
 _SCALARS = (int, float, bool, _np.number, _np.bool_)
@@ -322,13 +328,36 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and NumPy's) name
 
     __slots__ = ()
 
+    def __init__(self, data):
+        _slot_set(self, data)
+
+    # A view (``a[1]``, ``as_np_ndarray()``) is an ndarray whose slot holds a ``View``: the
+    # window on the base array that reads and writes go through (``ndarray._view``).
+    def _read(self):
+        v = _slot_get(self)
+        return v._data if v.__class__ is View else v
+
+    def _write(self, value):
+        try:
+            v = _slot_get(self)
+        except AttributeError:  # a new object (copy, unpickling)
+            v = None
+        if v.__class__ is View:
+            v._data = value
+        else:
+            _slot_set(self, value)
+
+    _data = property(_read, _write)
+    del _read, _write
+
+    def _copy_as(self):
+        return ndarray if type(self) is ndarray else NDArray._copy_as(self)
+
     # ------------------------------------------------------------------ conversion
     def as_nd_ndarray(self):
-        """The same value as an ``nd.NDArray`` (shared, no copy; the tape link is kept)."""
-        out = NDArray(self._data)
-        if self._node is not None:
-            out._node = self._node
-        return out
+        """This array as an ``nd.NDArray`` sharing its memory (a view; under
+        ``autograd.record()`` a recorded alias with the same tape link)."""
+        return alias(self, NDArray)
 
     def as_np_ndarray(self):
         return self
@@ -451,7 +480,10 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and NumPy's) name
             pos = _host_positions(self, key)
             return call(_GET, (self.reshape(-1), pos), {"key": (("a",),)})
         static, arrays = _key(self, key)
-        return call(_GET, (self, *arrays), {"key": static})
+        res = call(_GET, (self, *arrays), {"key": static})
+        if arrays or not isinstance(res, NDArray):
+            return res
+        return basic_view(self, static, res, _GET, _SET, _np_view)
 
     def __setitem__(self, key, value):
         check_write(self, "ndarray[...] = value")
@@ -582,3 +614,25 @@ def _method(fn):
     method.__name__ = fn.__name__
     method.__doc__ = f"``np.{fn.__name__}(self, ...)``."
     return method
+
+
+def _np_view(base, get, put, window=None):
+    """An ``mx.np.ndarray`` sharing memory with ``base`` (its slot holds the ``View``)."""
+    out = ndarray.__new__(ndarray)
+    _slot_set(out, View(base, get, put, window))
+    return out
+
+
+def view_state(x):
+    """The ``View`` behind an ``mx.np.ndarray`` view, or None."""
+    v = _slot_get(x)
+    return v if v.__class__ is View else None
+
+
+def alias(x, cls):
+    """``x`` seen as class ``cls`` (``NDArray`` or ``ndarray``), sharing its memory."""
+    if x._node is not None or _ag.is_recording():
+        out = cls(x._data)
+        out._node = x._node
+        return out
+    return alias_view(x, _np_view if cls is ndarray else View)

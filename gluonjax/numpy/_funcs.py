@@ -12,6 +12,7 @@ from .._ops import registry as _reg
 from .._ops.defs.np_ops import NP_BINARY, NP_FUNCS, np_dtype
 from ..base import ArgumentTypeError, ShapeError
 from ..context import Context
+from ..ndarray._view import memory_span
 from ..ndarray.ndarray import NDArray
 from ._array import as_np, binary, call, check_ufunc_kwargs, ndarray, to_array
 
@@ -45,7 +46,10 @@ def array(object, dtype=None, ctx=None, device=None, copy=True):  # noqa: A002
     if isinstance(object, (_np.ndarray, _np.generic)):
         a = _np.asarray(object, dtype=None if dtype is None else np_dtype(dtype))
     else:
-        a = _np.array(object, dtype=_dt(dtype))
+        try:
+            a = _np.array(object, dtype=_dt(dtype))
+        except OverflowError:  # MXNet (NumPy < 1.24) wraps out-of-range Python ints
+            a = _np.array(object).astype(_dt(dtype))
     return _new(jnp.asarray(a, dtype=jax.dtypes.canonicalize_dtype(a.dtype)), ctx, device)
 
 
@@ -149,12 +153,13 @@ def indices(dimensions, dtype=None, ctx=None, device=None):
 
 
 def meshgrid(*xi, indexing="xy", sparse=False, copy=True):
-    return [
+    """Coordinate arrays, as a tuple (NumPy >= 2; MXNet 1.9.1 returned a list)."""
+    return tuple(
         as_np(o)
         for o in _multi(
             "meshgrid", [to_array(x).reshape(-1) for x in xi], indexing=indexing, sparse=sparse
         )
-    ]
+    )
 
 
 def _window(name):
@@ -265,6 +270,31 @@ for _public in NP_BINARY:
     FUNCS[_public] = binary(_public)
 
 
+def _named_result(public, result):
+    """``np.linalg.<public>`` returning NumPy's named tuple (NumPy >= 2 has them: ``EigResult``
+    and the like; MXNet 1.9.1 returned a list). A tuple where NumPy has none."""
+    fn = FUNCS[public]
+    cls = getattr(getattr(_np.linalg, "_linalg", None), result, None)
+    cls = tuple if cls is None else (lambda *xs, _c=cls: _c(*xs))
+
+    def f(*args, **kwargs):
+        res = fn(*args, **kwargs)
+        return cls(*res) if isinstance(res, list) else res
+
+    f.__name__, f.__doc__ = fn.__name__, fn.__doc__
+    return f
+
+
+for _public, _result in (
+    ("linalg.eig", "EigResult"),
+    ("linalg.eigh", "EighResult"),
+    ("linalg.slogdet", "SlogdetResult"),
+    ("linalg.qr", "QRResult"),
+    ("linalg.svd", "SVDResult"),
+):
+    FUNCS[_public] = _named_result(_public, _result)
+
+
 def _split_like(axis_default, name, min_ndim):
     def f(ary, indices_or_sections, axis=None):
         ary = to_array(ary)
@@ -320,7 +350,7 @@ def _atleast(n):
                 }[n]
                 a = FUNCS["reshape"](a, shape)
             out.append(a)
-        return out[0] if len(out) == 1 else out
+        return out[0] if len(out) == 1 else tuple(out)
 
     f.__name__ = f"atleast_{n}d"
     return f
@@ -332,7 +362,7 @@ atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 def broadcast_arrays(*args):
     arrays = [to_array(a) for a in args]
     shape = _np.broadcast_shapes(*(a.shape for a in arrays))
-    return [FUNCS["broadcast_to"](a, shape) for a in arrays]
+    return tuple(FUNCS["broadcast_to"](a, shape) for a in arrays)
 
 
 def append(arr, values, axis=None):
@@ -513,7 +543,13 @@ def call_jnp(fn, *arrays):
 
 
 def shares_memory(a, b, max_work=None):
-    return bool(to_array(a)._data is to_array(b)._data)
+    """Whether ``a`` and ``b`` share memory: views of one array (basic indexing of contiguous
+    blocks, ``as_np_ndarray``) whose element ranges overlap."""
+    if not (isinstance(a, NDArray) and isinstance(b, NDArray)):
+        return False
+    root_a, lo_a, hi_a = memory_span(a)
+    root_b, lo_b, hi_b = memory_span(b)
+    return root_a is root_b and max(lo_a, lo_b) < min(hi_a, hi_b)
 
 
 may_share_memory = shares_memory

@@ -249,7 +249,8 @@ def assert_almost_equal(
     idx, worst = _max_violation(a, b, rtol, atol)
     bad = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
     count = int(bad.sum())
-    shown = list(zip(*np.nonzero(np.atleast_1d(bad))))[: mismatches[0]]
+    shown = [() for _ in range(int(bad))] if bad.ndim == 0 else list(zip(*np.nonzero(bad)))
+    shown = shown[: mismatches[0]]
     lines = [f"{i + 1:3d}: {_where(a, b, tuple(p), names)}" for i, p in enumerate(shown)]
     msg = (
         f"Error {worst:f} exceeds tolerance rtol={rtol:e}, atol={atol:e} "

@@ -341,11 +341,17 @@ def test_numpy_protocols_dispatch_to_mx_np():
 
 
 def test_nd_and_np_views_share_the_value():
+    # real MXNet 1.9.1: both conversions share memory (a write to either shows in the other)
     a = mx.nd.ones((2, 2))
     b = a.as_np_ndarray()
     assert type(b) is mnp.ndarray and b._data is a._data
+    b[0] = 5
+    assert a.asnumpy().tolist() == [[5, 5], [1, 1]]
     c = b.as_nd_ndarray()
-    assert type(c) is mx.nd.NDArray and c._data is a._data
+    assert isinstance(c, mx.nd.NDArray) and not isinstance(c, mnp.ndarray)
+    c[1] = 7
+    assert b.asnumpy().tolist() == [[5, 5], [7, 7]] and a.asnumpy().tolist() == [[5, 5], [7, 7]]
+    assert mnp.shares_memory(b, c) and not mnp.shares_memory(b, b.copy())
     assert repr(mnp.array([1, 2], dtype="int32")) == "array([1, 2], dtype=int32)"
     assert repr(mnp.array([[1.0, 2.0]])) == "array([[1., 2.]])"
     assert f"{mnp.array(onp.pi):.2f}" == "3.14"
@@ -595,3 +601,96 @@ def test_samplers_by_their_mxnet_op_names():
     assert abs(p.asnumpy().mean() - 2 / 3) < 0.02
     r = mx.nd._npi_random_randint(low=2, high=5, size=(500,), dtype="int32")
     assert set(onp.unique(r.asnumpy())) <= {2, 3, 4}
+
+
+# ---------------------------------------------------------------- views (values from real MXNet 1.9.1)
+@pytest.mark.parametrize(
+    "key, total, shares",
+    [
+        (0, 105.0, True),
+        (slice(1, 3), 210.0, True),
+        ((0, 1), 35.0, True),
+        ((0, slice(1, 2)), 35.0, True),
+        ((0, 0, slice(2, 4)), 14.0, True),
+        ((0, 0, 1), 7.0, True),
+        ((slice(None), 0), 0.0, False),
+        ((Ellipsis, 1), 0.0, False),
+        ((slice(0, 4, 2),), 0.0, False),
+        ((1, slice(0, 3), slice(1, 3)), 0.0, False),
+    ],
+)
+def test_basic_indexing_of_a_contiguous_block_is_a_view(key, total, shares):
+    # MXNet: a = np.zeros((4, 3, 5)); v = a[key]; v[...] = 7 -> a.sum(), np.shares_memory(a, v)
+    a = mnp.zeros((4, 3, 5))
+    v = a[key]
+    v[...] = 7
+    assert type(v) is mnp.ndarray
+    assert float(a.sum()) == total
+    assert mnp.shares_memory(a, v) is shares and mnp.may_share_memory(a, v) is shares
+    if shares:  # and the other way round: the view reads the base's current value
+        a[...] = -1
+        assert (v.asnumpy() == -1).all()
+
+
+def test_shares_memory_of_overlapping_views_matches_numpy():
+    a, b = mnp.zeros((13, 21, 23, 22)), onp.zeros((13, 21, 23, 22))
+    for ka, kb in [(0, 1), ((0, 0, 0, slice(2, 5)), (0, 0, 0, slice(4, 7)))]:
+        assert mnp.shares_memory(a[ka], a[kb]) == onp.shares_memory(b[ka], b[kb])
+    assert mnp.shares_memory(a, mnp.ones((5, 0))) is False
+    with autograd.record():  # recorded indexing copies (MXNet records the slice)
+        assert not mnp.shares_memory(a, a[0])
+
+
+@mx.use_np  # float64 needs NumPy mode (jax's x64)
+def test_remainder_matches_numpy_at_denormals_zeros_and_infinities():
+    for dt in ("float16", "float32", "float64"):
+        b = onp.array(1.0, dtype=dt)
+        tiny = onp.nextafter(onp.array(0.0, dtype=dt), -b)  # a denormal: XLA:CPU flushes it
+        for x, y in ((tiny, b), (-tiny, -b)):
+            assert float(mnp.remainder(mnp.array(x), mnp.array(y))) == onp.remainder(x, y)
+    x = onp.array([-3.0, -0.0, 0.0, 3.0, 5.5, -7.25, onp.inf, -1.0], dtype=onp.float32)
+    y = onp.array([2.0, 2.0, -2.0, -2.0, 1.5, 2.0, 2.0, onp.inf], dtype=onp.float32)
+    with onp.errstate(invalid="ignore"):
+        want = onp.mod(x, y)
+    got = mnp.mod(mnp.array(x), mnp.array(y)).asnumpy()
+    onp.testing.assert_array_equal(got, want)
+    assert (onp.signbit(got) == onp.signbit(want)).all()
+
+
+def test_integer_clip_with_bounds_beyond_the_type_and_wrapping_array_creation():
+    u = onp.array([0, 56, 200, 255], dtype=onp.uint8)
+    want = onp.clip(u.astype(onp.int64), -120, 100).astype(onp.uint8)  # NumPy 1.x's arithmetic
+    onp.testing.assert_array_equal(mnp.clip(mnp.array(u), -120, 100).asnumpy(), want)
+    # real MXNet 1.9.1 (NumPy < 1.24) wraps out-of-range Python integers
+    assert mnp.array([1621, -1], dtype="uint8").tolist() == [85, 255]
+    assert mnp.array([300], dtype="int8").tolist() == [44]
+
+
+def test_solve_of_stacked_vectors_and_tensorsolve_shapes_match_numpy_1():
+    rng = onp.random.RandomState(0)
+    a = rng.rand(3, 5, 5) + 3 * onp.eye(5)
+    b = rng.rand(3, 5)
+    want = onp.stack([onp.linalg.solve(a[i], b[i]) for i in range(3)])
+    got = mnp.linalg.solve(mnp.array(a), mnp.array(b)).asnumpy()
+    onp.testing.assert_allclose(got, want, rtol=1e-4)
+    assert mnp.linalg.tensorsolve(mnp.ones((1, 1)) * 2, mnp.ones((1, 1))).shape == (1, 1)
+    t = rng.rand(2, 3, 3, 4, 2)
+    want = onp.linalg.tensorsolve(t, onp.ones((3, 4)), axes=(0, 2, 4))
+    got = mnp.linalg.tensorsolve(mnp.array(t), mnp.ones((3, 4)), axes=(0, 2, 4))
+    onp.testing.assert_allclose(got.asnumpy(), want, rtol=1e-3, atol=1e-3)
+
+
+def test_results_are_tuples_and_linalg_results_are_numpys_named_tuples():
+    x, y = mnp.ones((3, 1)), mnp.ones((1, 2))
+    for got, want in [
+        (mnp.broadcast_arrays(x, y), onp.broadcast_arrays(onp.ones((3, 1)), onp.ones((1, 2)))),
+        (mnp.atleast_1d(x, y), onp.atleast_1d(onp.ones((3, 1)), onp.ones((1, 2)))),
+        (mnp.meshgrid(mnp.arange(3)), onp.meshgrid(onp.arange(3))),
+    ]:
+        assert type(got) is type(want) and [g.shape for g in got] == [w.shape for w in want]
+    m = onp.array([[2.0, 1.0], [1.0, 3.0]], dtype=onp.float32)
+    for name in ("eig", "eigh", "slogdet", "qr", "svd"):
+        got, want = getattr(mnp.linalg, name)(mnp.array(m)), getattr(onp.linalg, name)(m)
+        assert type(got) is type(want), name
+        if hasattr(want, "_fields"):
+            assert got._fields == want._fields

@@ -13,9 +13,11 @@ their scalar forms. ``gluonjax.numpy`` generates its functions from these tables
 from __future__ import annotations
 
 import ast
+import math
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 import numpy as np
 
 from ..attrs import dtype_of
@@ -142,12 +144,38 @@ def _true_divide(a, b):
     return jnp.true_divide(a, b)
 
 
+def _magnitude_bits(x):
+    """The bits of ``x`` without its sign bit: nonzero exactly when ``x`` is, denormals
+    included (XLA:CPU flushes denormals to zero in arithmetic and comparisons)."""
+    ints = {2: jnp.uint16, 4: jnp.uint32, 8: jnp.uint64}[x.dtype.itemsize]
+    return lax.bitcast_convert_type(x, ints) & ints((1 << (8 * x.dtype.itemsize - 1)) - 1)
+
+
+def _remainder(a, b):
+    """NumPy's ``remainder`` (sign of the divisor). For floats the sign test reads the bits,
+    so a denormal remainder is moved into the divisor's range as NumPy does (jax's
+    comparison sees it as zero under flush-to-zero: ``remainder(-1e-45, 1)`` gave -1e-45)."""
+    r = jnp.fmod(a, b)
+    if not jnp.issubdtype(r.dtype, jnp.floating):
+        return jnp.remainder(a, b)
+    a, b = jnp.asarray(a).astype(r.dtype), jnp.asarray(b).astype(r.dtype)
+    nonzero = _magnitude_bits(r) != 0
+    flip = nonzero & (jnp.signbit(r) != jnp.signbit(b))
+    out = jnp.where(flip, r + b, jnp.where(nonzero, r, jnp.copysign(jnp.zeros_like(r), b)))
+    # a denormal dividend reads as zero in fmod; NumPy's a + b is b when the signs differ
+    # (integer tests only: LLVM folds a float ``a == 0`` against the bit test)
+    mag = _magnitude_bits(a)
+    smallest_normal = mag.dtype.type(1 << jnp.finfo(a.dtype).nmant)
+    tiny = (mag != 0) & (mag < smallest_normal) & (jnp.signbit(a) != jnp.signbit(b))
+    return jnp.where(tiny, b, out)
+
+
 _BINARY = {
     "add": jnp.add,
     "subtract": jnp.subtract,
     "multiply": jnp.multiply,
     "true_divide": _true_divide,
-    "mod": jnp.mod,
+    "mod": _remainder,
     "power": jnp.power,
     "maximum": jnp.maximum,
     "minimum": jnp.minimum,
@@ -560,6 +588,12 @@ def _round(a, decimals=0):
 
 
 def _clip(a, a_min=None, a_max=None):
+    if jnp.issubdtype(a.dtype, jnp.integer):  # a bound beyond the type's range clips nothing
+        info = jnp.iinfo(a.dtype)
+        if isinstance(a_min, (int, float)) and a_min < info.min:
+            a_min = None
+        if isinstance(a_max, (int, float)) and a_max > info.max:
+            a_max = None
     return jnp.clip(a, a_min, a_max)
 
 
@@ -710,11 +744,32 @@ _def(
     lambda a, ind=2: jnp.linalg.tensorinv(a, ind),
     attrs="ind=2",
 )
-_def("linalg.solve", "_npi_solve", jnp.linalg.solve, inputs=("A", "B"))
+def _solve(a, b):
+    """MXNet's (NumPy 1.x's) ``solve``: ``b`` with one axis fewer than ``a`` is a stack of
+    vectors (jax and NumPy 2 read it as one matrix)."""
+    if b.ndim == a.ndim - 1 and b.ndim > 1:
+        return jnp.linalg.solve(a, b[..., None])[..., 0]
+    return jnp.linalg.solve(a, b)
+
+
+def _tensorsolve(a, b, axes=None):
+    """NumPy's ``tensorsolve``, including its result shape when ``a.ndim == b.ndim``
+    (``a.shape[-0:]``, the whole of ``a``'s shape; jax gives a 0-d result there)."""
+    x = jnp.linalg.tensorsolve(a, b, axes)
+    if axes is not None:
+        rest = [k for k in range(a.ndim) if k not in [ax % a.ndim for ax in axes]]
+        a_shape = tuple(a.shape[k] for k in rest) + tuple(a.shape[ax] for ax in axes)
+    else:
+        a_shape = a.shape
+    shape = a_shape[-(a.ndim - b.ndim) :]
+    return x.reshape(shape) if math.prod(shape) == x.size else x
+
+
+_def("linalg.solve", "_npi_solve", _solve, inputs=("A", "B"))
 _def(
     "linalg.tensorsolve",
     "_npi_tensorsolve",
-    lambda a, b, axes=None: jnp.linalg.tensorsolve(a, b, axes),
+    _tensorsolve,
     inputs=("a", "b"),
     attrs="axes",
 )
