@@ -19,8 +19,8 @@ import numpy as _onp
 
 from ..ndarray.ndarray import NDArray as _NDArray
 from . import _funcs
-from ._array import install_methods as _install_methods
 from ._array import alias as _alias
+from ._array import install_methods as _install_methods
 from ._array import ndarray
 from ._funcs import (  # noqa: F401
     FUNCS as _FUNCS,

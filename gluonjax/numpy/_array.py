@@ -17,8 +17,8 @@ import numpy as _np
 from .._ops import registry as _reg
 from .._ops.attrs import _to_number
 from .._ops.defs.np_ops import NP_BINARY
-from ..base import ArgumentTypeError, MXNetError, ShapeError
 from .._tape import state as _ag
+from ..base import ArgumentTypeError, MXNetError, ShapeError
 from ..ndarray._indexing import basic_view
 from ..ndarray._invoke import check_write, invoke
 from ..ndarray._view import View, alias_view

@@ -603,7 +603,7 @@ def test_samplers_by_their_mxnet_op_names():
     assert set(onp.unique(r.asnumpy())) <= {2, 3, 4}
 
 
-# ---------------------------------------------------------------- views (values from real MXNet 1.9.1)
+# ------------------------------------------------ views (values from real MXNet 1.9.1)
 @pytest.mark.parametrize(
     "key, total, shares",
     [

@@ -17,8 +17,8 @@ import math
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 import numpy as np
+from jax import lax
 
 from ..attrs import dtype_of
 from ..registry import Attr, register
@@ -744,6 +744,8 @@ _def(
     lambda a, ind=2: jnp.linalg.tensorinv(a, ind),
     attrs="ind=2",
 )
+
+
 def _solve(a, b):
     """MXNet's (NumPy 1.x's) ``solve``: ``b`` with one axis fewer than ``a`` is a stack of
     vectors (jax and NumPy 2 read it as one matrix)."""
