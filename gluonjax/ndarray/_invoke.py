@@ -124,11 +124,17 @@ def _recorded(op, static_key, args, arrays, NDArray):
     if op.bucket is not None and any(mask):
         hit = _bucket_recorded(op, static_key, args, arrays, mask)
         if hit is not None:
-            return hit
+            same = _int_result(op, args, hit[0], mask)
+            if same is None:
+                return hit
+            return _int_recorded(op, static_key, args, arrays, mask, same)
     elif any(mask) and not (op.random or op.aux):
         hit = _host_recorded(op, static_key, args, arrays, mask)
         if hit is not None:
-            return hit
+            same = _int_result(op, args, hit[0], mask)
+            if same is None:
+                return hit
+            return _int_recorded(op, static_key, args, arrays, mask, same)
     key = (op.name, static_key, mask, len(arrays))
     fwd = _VJP_FWD.get(key)
     if fwd is None:
@@ -140,6 +146,9 @@ def _recorded(op, static_key, args, arrays, NDArray):
         raise
     except Exception as err:
         raise op.fail(err, arrays, static_key) from None
+    same = _int_result(op, args, out, mask)
+    if same is not None:
+        return _int_recorded(op, static_key, args, arrays, mask, same)
     inputs = tuple(entry(a) for a, m in zip(args, mask) if m)
     positions = [offset + i for i, m in enumerate(mask) if m]
     replay = _replay(op, static_key, arrays, positions)
@@ -250,6 +259,17 @@ def _bucket_recorded(op, static_key, args, arrays, mask):
         return _sizeclass.vjp(p, positions, cts[0], host=True)
 
     return out, _bucket_node(op, static_key, args, arrays, mask, positions, bwd)
+
+
+def _int_result(op, args, out, mask):
+    """For a float input differentiated into an integer result (``int_array[key] =
+    float_array``), which inputs get float32 stand-ins: those of the result's integer type
+    (MXNet's gradient passes through the cast). None otherwise."""
+    dt = getattr(out, "dtype", None)
+    if dt is None or inexact(dt) or not any(mask) or not op.int_vjp or op.aux or op.random:
+        return None
+    same = tuple(getattr(a, "dtype", None) == dt for a in args)
+    return same if any(same) else None
 
 
 def _host_recorded(op, static_key, args, arrays, mask):

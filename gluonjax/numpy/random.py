@@ -187,6 +187,8 @@ def multinomial(n, pvals, size=None):
         if isinstance(pvals, NDArray)
         else _np.asarray(pvals, _np.float64)
     )
+    if pv.size == 0:  # no categories: an empty draw per sample (MXNet)
+        return ndarray(jnp.zeros((_size(size) or ()) + (0,), jnp.int32))
     head = pv[:-1].sum()
     if head > 1 + 1e-5:
         raise MultinomialError(f"np.random.multinomial: sum(pvals[:-1]) = {head} > 1.0")

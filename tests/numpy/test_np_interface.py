@@ -694,3 +694,30 @@ def test_results_are_tuples_and_linalg_results_are_numpys_named_tuples():
         assert type(got) is type(want), name
         if hasattr(want, "_fields"):
             assert got._fields == want._fields
+
+
+def test_multinomial_with_no_categories_gives_empty_draws():
+    # real MXNet 1.9.1: np.random.multinomial(5, [], size=s).shape
+    for size, shape in [(None, (0,)), ((), (0,)), ((3,), (3, 0)), ((0, 2), (0, 2, 0))]:
+        for pvals in ([], mnp.array([])):
+            assert mnp.random.multinomial(5, pvals, size=size).shape == shape
+
+
+def test_float_value_set_into_an_integer_array_gets_the_gradient():
+    # real MXNet 1.9.1: x (int32)[key] = y (float64) under record, x.backward() -> y.grad ones
+    base = onp.arange(8 * 16 * 9 * 9, dtype=onp.int32).reshape(8, 16, 9, 9)
+    for key in [(), 0, (slice(1, 3), 2), [1, 2]]:
+        x = mnp.array(base, dtype=base.dtype)
+        y = mnp.array(onp.random.uniform(size=base[key].shape))
+        y.attach_grad()
+        with autograd.record():
+            x[key] = y
+            x.backward()
+        onp.testing.assert_array_equal(y.grad.asnumpy(), onp.ones(y.shape))
+
+
+def test_setitem_value_with_extra_leading_ones_matches_numpy():
+    a, b = mnp.zeros((2, 3, 4)), onp.zeros((2, 3, 4))
+    a[1, 2] = mnp.arange(4).reshape(1, 1, 4)
+    b[1, 2] = onp.arange(4).reshape(1, 1, 4)
+    onp.testing.assert_array_equal(a.asnumpy(), b)

@@ -710,7 +710,11 @@ def np_setitem(data, value, *index, key):
 
     check_key(key, data.shape, "ndarray[...] = value")
     idx = build_index(key, index)
-    return data.at[idx].set(jnp.asarray(value).astype(data.dtype))
+    value = jnp.asarray(value).astype(data.dtype)
+    extra = value.ndim - jax.eval_shape(lambda d: d[idx], data).ndim
+    if extra > 0 and all(d == 1 for d in value.shape[:extra]):  # NumPy drops leading ones
+        value = value.reshape(value.shape[extra:])
+    return data.at[idx].set(value)
 
 
 # ----------------------------------------------------------------------------- linalg
