@@ -116,7 +116,8 @@ def _recorded(op, static_key, args, arrays, NDArray):
         if op.aux or op.random or not op.int_vjp:  # no float stand-ins: zero gradients
             mask = tuple(m and not i for m, i in zip(mask, ints))
         else:
-            return _int_recorded(op, static_key, args, arrays, mask, ints)
+            vjp_key = _float_dtype_key(op, static_key) if "dtype" in op.static_names else None
+            return _int_recorded(op, static_key, args, arrays, mask, ints, vjp_key)
     if "dtype" in op.static_names and any(mask):
         vjp_key = _float_dtype_key(op, static_key)
         if vjp_key is not None:  # an integer result (sum(dtype='int32'), astype('int32'))

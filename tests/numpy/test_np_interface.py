@@ -721,3 +721,30 @@ def test_setitem_value_with_extra_leading_ones_matches_numpy():
     a[1, 2] = mnp.arange(4).reshape(1, 1, 4)
     b[1, 2] = onp.arange(4).reshape(1, 1, 4)
     onp.testing.assert_array_equal(a.asnumpy(), b)
+
+
+def test_mean_with_an_integer_dtype_accumulates_in_it():
+    # real MXNet 1.9.1 (and NumPy): np.mean(x, axis=1, dtype=...) of these int8/int32 rows
+    x = onp.array([[100, 100, 100], [-100, -100, -50]], dtype=onp.int8)
+    for itype in ("int8", "int32"):
+        a = mnp.array(x.astype(itype))
+        assert mnp.mean(a, axis=1, dtype="int8").tolist() == [14, 2]  # 300 wraps to 44
+        assert mnp.mean(a, axis=1, dtype="int32").tolist() == [100, -83]
+        onp.testing.assert_allclose(
+            mnp.mean(a, axis=1, dtype="float32").asnumpy(), [100.0, -83.333336], rtol=1e-6
+        )
+
+
+def test_integer_reductions_with_an_integer_dtype_pass_gradients():
+    # real MXNet 1.9.1: x (int) attach_grad, np.sum(x, axis, dtype=int...) backward -> ones
+    x0 = onp.random.RandomState(0).randint(-128, 128, (3, 2, 1)).astype(onp.int8)
+    for itype in ("int8", "int32"):
+        for dtype in ("int8", "int32", "float16"):
+            for axis in (0, None, ()):
+                x = mnp.array(x0.astype(itype))
+                x.attach_grad()
+                with autograd.record():
+                    y = mnp.sum(x, axis=axis, dtype=dtype)
+                y.backward()
+                assert x.grad.dtype == x.dtype
+                onp.testing.assert_array_equal(x.grad.asnumpy(), onp.ones(x.shape))

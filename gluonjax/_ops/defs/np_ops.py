@@ -253,6 +253,13 @@ def _sum(a, axis=None, dtype=None, keepdims=False, initial=None):
 
 
 def _mean(a, axis=None, dtype=None, keepdims=False):
+    if dtype is not None and not jnp.issubdtype(a.dtype, jnp.inexact):
+        dt = np.dtype(dtype)
+        if not np.issubdtype(dt, np.inexact):  # NumPy and MXNet: the sum wraps in ``dtype``
+            axes = range(a.ndim) if axis is None else np.atleast_1d(axis).tolist()
+            count = math.prod(a.shape[i] for i in axes)
+            total = jnp.sum(a.astype(dt), axis=axis, keepdims=keepdims, dtype=dt)
+            return (total / max(count, 1)).astype(dt)
     if not jnp.issubdtype(a.dtype, jnp.inexact):
         a = a.astype(jnp.float32)
     out = jnp.mean(a.astype(_acc(a.dtype)), axis=axis, keepdims=keepdims)
