@@ -241,7 +241,9 @@ def int_grad(arr):
     no integer cotangents, so these run their VJP on float32 stand-ins (:func:`int_apply`)."""
     n = arr._node
     if n is None:
-        return arr._grad_req in ("write", "add") and np.issubdtype(arr.dtype, np.integer)
+        return arr._grad_req in ("write", "add") and (
+            np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_
+        )
     return n[0].kind is not Kind.FREED and getattr(n[0].apply, "int_grad", False)
 
 

@@ -518,8 +518,16 @@ def insert(arr, obj, values, axis=None):
 
 
 def delete(arr, obj, axis=None):
+    """NumPy's ``delete``; an index array ignores the indices outside ``[0, n)`` (MXNet's
+    rule, NumPy's before 1.19)."""
+    arr = to_array(arr)
     o = _host(obj) if isinstance(obj, NDArray) else obj
-    return call_jnp(lambda x: jnp.delete(x, o, axis), to_array(arr))
+    if isinstance(o, (list, tuple, range, _np.ndarray)) and _np.ndim(o) > 0:
+        o = _np.asarray(o)
+        if o.dtype != _np.bool_:
+            n = arr.size if axis is None else arr.shape[axis]
+            o = o[(o >= 0) & (o < n)].astype(_np.int64)
+    return call_jnp(lambda x: jnp.delete(x, o, axis), arr)
 
 
 def call_jnp(fn, *arrays):

@@ -748,3 +748,46 @@ def test_integer_reductions_with_an_integer_dtype_pass_gradients():
                 y.backward()
                 assert x.grad.dtype == x.dtype
                 onp.testing.assert_array_equal(x.grad.asnumpy(), onp.ones(x.shape))
+
+
+def test_broadcast_to_copies_the_input_axis_for_minus_two():
+    # real MXNet 1.9.1: np.broadcast_to(np.ones(src), shape).shape; (2, -2, 5) of (5,) raises
+    for src, shape, want in [
+        ((5,), (3, 4, -2), (3, 4, 5)),
+        ((1, 0), (2, -2, -2), (2, 1, 0)),
+        ((2, 1, 5), (4, 2, -2, -2), (4, 2, 1, 5)),
+    ]:
+        assert mnp.broadcast_to(mnp.ones(src), shape).shape == want
+    with pytest.raises(ValueError, match="-2"):
+        mnp.broadcast_to(mnp.ones(5), (2, -2, 5))
+
+
+def test_argmax_of_a_0d_array_takes_axis_0_and_minus_1_only():
+    # real MXNet 1.9.1: argmax(0-d, 0) and (0-d, -1) are 0 (int64); axis 1 raises
+    for fn in (mnp.argmax, mnp.argmin):
+        a = mnp.array(0.5)
+        assert [int(fn(a, ax)) for ax in (None, 0, -1)] == [0, 0, 0]
+        with pytest.raises(mx.MXNetError):
+            fn(a, 1)
+
+
+def test_delete_ignores_index_array_entries_outside_the_axis():
+    # real MXNet 1.9.1: np.delete(np.arange(12).reshape(4, 3), idx, axis=0)
+    a = mnp.arange(12).reshape(4, 3)
+    got = mnp.delete(a, mnp.array([0, 4, -5, 3], dtype="int32"), axis=0)
+    assert got.tolist() == [[3.0, 4.0, 5.0], [6.0, 7.0, 8.0]]
+    assert mnp.delete(a, mnp.array([-1], dtype="int32"), axis=0).shape == (4, 3)
+    assert mnp.delete(a, -1, axis=1).shape == (4, 2)
+    assert mnp.delete(mnp.ones((0, 3)), mnp.array([0, 0], dtype="int32"), axis=0).shape == (0, 3)
+
+
+def test_boolean_arrays_get_gradients_like_integer_ones():
+    # real MXNet 1.9.1: concatenate of bool arrays with attach_grad -> grads of True
+    xs = [mnp.array([[True, False]]) for _ in range(2)]
+    for x in xs:
+        x.attach_grad()
+    with autograd.record():
+        y = mnp.concatenate(xs, axis=0)
+    y.backward()
+    for x in xs:
+        assert x.grad.dtype == onp.bool_ and x.grad.asnumpy().all()

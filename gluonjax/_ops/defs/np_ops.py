@@ -317,6 +317,8 @@ for _n, _f in (("std", jnp.std), ("var", jnp.var)):
 def _arg(fn):
     def f(a, axis=None, keepdims=False):
         if a.ndim == 0:  # MXNet: the index of a 0-d array's only element
+            if axis not in (None, 0, -1):
+                raise ValueError(f"axis {axis} is out of bounds for a 0-d array")
             return jnp.zeros((), _index_dtype())
         return fn(a, axis=axis, keepdims=keepdims).astype(_index_dtype())
 
@@ -407,12 +409,24 @@ _def(
     attrs="axis",
 )
 _def("ravel", "_npi_ravel", lambda a, order="C": jnp.ravel(a, order), attrs="order='C'")
-_def(
-    "broadcast_to",
-    "_npi_broadcast_to",
-    lambda a, shape=(): jnp.broadcast_to(a, shape),
-    attrs="shape=()",
-)
+
+
+def _broadcast_to(a, shape=()):
+    """NumPy's ``broadcast_to``; MXNet's ``-2`` in ``shape`` copies the input's axis there
+    (the axes aligned from the right)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if -2 in shape:
+        off = len(shape) - a.ndim
+        if off < 0 or any(s == -2 for s in shape[:off]):
+            raise ValueError(
+                f"broadcast_to: -2 in shape {shape} must stand where the input of shape "
+                f"{a.shape} has an axis (aligned from the right)"
+            )
+        shape = tuple(a.shape[i - off] if s == -2 else s for i, s in enumerate(shape))
+    return jnp.broadcast_to(a, shape)
+
+
+_def("broadcast_to", "_npi_broadcast_to", _broadcast_to, attrs="shape=()")
 _def("tile", "_npi_tile", lambda a, reps=(): jnp.tile(a, reps), attrs="reps=()")
 _def(
     "repeat",
