@@ -783,7 +783,7 @@ def test_delete_ignores_index_array_entries_outside_the_axis():
 
 def test_boolean_arrays_get_gradients_like_integer_ones():
     # real MXNet 1.9.1: concatenate of bool arrays with attach_grad -> grads of True
-    xs = [mnp.array([[True, False]]) for _ in range(2)]
+    xs = [mnp.array([[True, False]], dtype="bool") for _ in range(2)]
     for x in xs:
         x.attach_grad()
     with autograd.record():
