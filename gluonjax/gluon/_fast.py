@@ -174,7 +174,7 @@ def finish(res, datas):
             datas[i]._data = v
         res = res.out
     t = type(res)
-    if t is tuple or t is list or t is dict:
+    if t is tuple or t is list or t is dict or isinstance(res, tuple):  # named tuples too
         return jax.tree_util.tree_map(NDArray, res)
     return NDArray(res)
 

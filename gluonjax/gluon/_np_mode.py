@@ -102,5 +102,6 @@ def to_np(out):
     if isinstance(out, NDArray):
         return np_view(out) if not isinstance(out, ndarray) else out
     if isinstance(out, (list, tuple)):
-        return type(out)(to_np(o) for o in out)
+        items = [to_np(o) for o in out]
+        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
     return out

@@ -80,7 +80,8 @@ def _check_positive(name, pn, v):
             v = v.asnumpy()
         except Exception:  # noqa: BLE001 - a traced value: checked by nobody, as MXNet
             return
-    bad = _np.asarray(v) < 0 if pn in ("scale", "sigma") else _np.asarray(v) <= 0
+    zero_ok = pn in ("scale", "sigma") and name != "gamma"  # MXNet's gamma: scale > 0
+    bad = _np.asarray(v) < 0 if zero_ok else _np.asarray(v) <= 0
     if bad.any():
         raise ParameterError(f"np.random.{name}: {pn} must be positive, got {v}")
 

@@ -791,3 +791,32 @@ def test_boolean_arrays_get_gradients_like_integer_ones():
     y.backward()
     for x in xs:
         assert x.grad.dtype == onp.bool_ and x.grad.asnumpy().all()
+
+
+def test_gamma_needs_a_positive_shape_and_scale():
+    # real MXNet 1.9.1 raises ValueError for each of these (scale 0 included)
+    for shape, scale in [
+        (1, 0),
+        (mnp.array(1.0), mnp.array(-1.0)),
+        (0, 1),
+        (mnp.array([1.0, 0.0]), 1),
+    ]:
+        with pytest.raises(ValueError):
+            mnp.random.gamma(shape, scale)
+    assert mnp.random.gamma(2.0, 1.0, size=(3,)).shape == (3,)
+
+
+def test_a_block_returning_a_named_linalg_result_hybridizes():
+    class Svd(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.np.linalg.svd(x)
+
+    m = onp.array([[3.0, 1.0], [1.0, 2.0]], dtype=onp.float32)
+    want = onp.linalg.svd(m)
+    for hybridize in (False, True):
+        net = Svd()
+        if hybridize:
+            net.hybridize()
+        got = net(mnp.array(m))
+        assert type(got) is type(want) and all(type(g) is mnp.ndarray for g in got)
+        onp.testing.assert_allclose(onp.abs(got[1].asnumpy()), onp.abs(want[1]), rtol=1e-5)
