@@ -806,6 +806,7 @@ def test_gamma_needs_a_positive_shape_and_scale():
     assert mnp.random.gamma(2.0, 1.0, size=(3,)).shape == (3,)
 
 
+@mx.use_np
 def test_a_block_returning_a_named_linalg_result_hybridizes():
     class Svd(gluon.HybridBlock):
         def hybrid_forward(self, F, x):
