@@ -6,6 +6,7 @@ the parameters where the sampler is (``uniform``, ``normal``, ``lognormal``...).
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as _np
 
@@ -163,6 +164,15 @@ def randn(*size, **kwargs):
 
 def choice(a, size=None, replace=True, p=None, ctx=None, device=None, out=None):
     """Samples from ``arange(a)`` (an int ``a``) or from the 1-d array ``a``."""
+    if any(isinstance(x, NDArray) and isinstance(x._data, jax.core.Tracer) for x in (a, p)):
+        # hybridized: the registry op draws from the traced key
+        pool = to_array(a) if isinstance(a, NDArray) else ndarray(jnp.arange(int(a)))
+        w = (
+            to_array(p).astype(_np.float32)
+            if p is not None
+            else ndarray(jnp.ones(pool.shape[0], jnp.float32))
+        )
+        return call(_reg.get("_npi_choice"), (pool, w), {"size": _size(size), "replace": replace})
     rng = _rng.host_rng()
     pool = int(a) if isinstance(a, (int, _np.integer)) else to_array(a).asnumpy()
     probs = None if p is None else to_array(p).asnumpy().astype(_np.float64)

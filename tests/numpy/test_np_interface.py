@@ -821,3 +821,25 @@ def test_a_block_returning_a_named_linalg_result_hybridizes():
         got = net(mnp.array(m))
         assert type(got) is type(want) and all(type(g) is mnp.ndarray for g in got)
         onp.testing.assert_allclose(onp.abs(got[1].asnumpy()), onp.abs(want[1]), rtol=1e-5)
+
+
+@mx.use_np
+def test_choice_in_a_hybridized_block_draws_from_the_traced_key():
+    # the traced path is the registry op _npi_choice; without replacement draws are distinct
+    class Weighted(gluon.HybridBlock):
+        def __init__(self, replace):
+            super().__init__()
+            self.replace = replace
+
+        def hybrid_forward(self, F, a, p):
+            return F.np.random.choice(a, 5, self.replace, p)
+
+    weights = onp.zeros(10, dtype=onp.float32)
+    weights[[1, 3, 5, 7, 9]] = 0.2
+    for replace in (True, False):
+        net = Weighted(replace)
+        net.hybridize()
+        got = net(mnp.arange(10), mnp.array(weights)).asnumpy()
+        assert got.shape == (5,) and set(got.tolist()) <= {1.0, 3.0, 5.0, 7.0, 9.0}
+        if not replace:
+            assert sorted(got.tolist()) == [1.0, 3.0, 5.0, 7.0, 9.0]

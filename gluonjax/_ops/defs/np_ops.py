@@ -916,6 +916,19 @@ def _randint(key, low=0, high=1, size=(), dtype="int32"):
 
 
 @register(
+    "_npi_choice",
+    inputs=("a", "p"),
+    attrs=_attrs("size replace=True"),
+    random=True,
+    doc="NumPy's ``random.choice`` from the 1-d array ``a`` with probabilities ``p`` (traced "
+    "calls; eager ones draw on the host, as MXNet's CPU).",
+)
+def _choice(key, a, p, size=None, replace=True):
+    shape = () if size is None else tuple(size)
+    return jax.random.choice(key, a, shape, bool(replace), p / jnp.sum(p))
+
+
+@register(
     "_npi_bernoulli",
     inputs=("prob",),
     attrs=_attrs("size dtype"),
