@@ -23,7 +23,9 @@ _NP_SCALARS = (int, float, bool, _np.number, _np.bool_)
 
 def _place(arr, ctx=None, device=None):
     ctx = ctx if ctx is not None else device
-    if ctx is None or not isinstance(ctx, Context) or ctx == arr.context:
+    if ctx is None or not isinstance(ctx, Context) or isinstance(arr._data, jax.core.Tracer):
+        return arr  # (a traced value: hybridized, the block's context decides)
+    if ctx == arr.context:
         return arr
     return as_np(arr.as_in_context(ctx))
 
@@ -293,6 +295,21 @@ for _public, _result in (
     ("linalg.svd", "SVDResult"),
 ):
     FUNCS[_public] = _named_result(_public, _result)
+
+
+def _pinv(scalar_rcond):
+    def pinv(a, rcond=1e-15, hermitian=False):
+        """NumPy's ``linalg.pinv``; an array ``rcond`` (one per matrix of the stack, traced
+        under ``hybridize()``) runs MXNet's ``_npi_pinv``."""
+        if isinstance(rcond, NDArray) or _np.ndim(rcond) > 0:
+            r = rcond if isinstance(rcond, NDArray) else to_array(rcond)
+            return call(_reg.get("_npi_pinv"), (to_array(a), r), {"hermitian": hermitian})
+        return scalar_rcond(a, rcond, hermitian=hermitian)
+
+    return pinv
+
+
+FUNCS["linalg.pinv"] = _pinv(FUNCS["linalg.pinv"])
 
 
 def _split_like(axis_default, name, min_ndim):

@@ -843,3 +843,32 @@ def test_choice_in_a_hybridized_block_draws_from_the_traced_key():
         assert got.shape == (5,) and set(got.tolist()) <= {1.0, 3.0, 5.0, 7.0, 9.0}
         if not replace:
             assert sorted(got.tolist()) == [1.0, 3.0, 5.0, 7.0, 9.0]
+
+
+@mx.use_np
+def test_pinv_with_an_array_rcond_and_full_like_with_a_context_hybridize():
+    class Pinv(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, rcond):
+            return F.np.linalg.pinv(a, rcond)
+
+    class FullLike(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.np.full_like(x, 3, dtype="int32", ctx=mx.cpu())
+
+    rng = onp.random.RandomState(0)
+    a = rng.rand(2, 2, 4, 3).astype(onp.float32)
+    rcond = onp.array([[0.1], [0.5]], dtype=onp.float32)
+    for hybridize in (False, True):
+        net, full = Pinv(), FullLike()
+        if hybridize:
+            net.hybridize()
+            full.hybridize()
+        got = net(mnp.array(a), mnp.array(rcond)).asnumpy()
+        onp.testing.assert_allclose(got, onp.linalg.pinv(a, rcond), rtol=1e-4, atol=1e-5)
+        assert full(mnp.ones((2, 3))).tolist() == [[3, 3, 3], [3, 3, 3]]
+
+
+def test_tensorsolve_of_a_0d_a_matches_numpy():
+    got = mnp.linalg.tensorsolve(mnp.array(2.0), mnp.ones((1, 1, 1)))
+    want = onp.linalg.tensorsolve(onp.array(2.0), onp.ones((1, 1, 1)))
+    assert got.shape == want.shape and float(got) == float(want)

@@ -750,11 +750,28 @@ for _n in ("cholesky", "inv", "det", "eigvals", "matrix_rank"):
     _def(f"linalg.{_n}", f"_npi_{_n}", getattr(jnp.linalg, _n), inputs=("A",))
 _def(
     "linalg.pinv",
-    "_npi_pinv",
+    "_npi_pinv_scalar_rcond",
     lambda a, rcond=1e-15, hermitian=False: jnp.linalg.pinv(a, rtol=rcond, hermitian=hermitian),
     inputs=("A",),
     attrs="rcond=1e-15 hermitian=False",
 )
+
+
+@register(
+    "_npi_pinv",
+    inputs=("A", "rcond"),
+    attrs=_attrs("hermitian=False"),
+    doc="NumPy's ``linalg.pinv`` with an array ``rcond`` (broadcast over the stack).",
+)
+def _pinv_array_rcond(a, rcond, hermitian=False):
+    # NumPy's steps (jax's pinv takes its tolerance as a static argument, not a traced one);
+    # a Hermitian matrix's SVD is its eigendecomposition, so ``hermitian`` changes nothing
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    cutoff = jnp.asarray(rcond, s.dtype)[..., None] * jnp.max(s, axis=-1, keepdims=True)
+    s_inv = jnp.where(s > cutoff, 1.0 / jnp.where(s > cutoff, s, 1.0), 0.0)
+    return jnp.swapaxes(vh, -1, -2) @ (s_inv[..., None] * jnp.swapaxes(u, -1, -2))
+
+
 # NumPy reads one triangle only (jax would symmetrize the input first)
 _def(
     "linalg.eigvalsh",
@@ -780,16 +797,21 @@ def _solve(a, b):
 
 
 def _tensorsolve(a, b, axes=None):
-    """NumPy's ``tensorsolve``, including its result shape when ``a.ndim == b.ndim``
-    (``a.shape[-0:]``, the whole of ``a``'s shape; jax gives a 0-d result there)."""
-    x = jnp.linalg.tensorsolve(a, b, axes)
+    """NumPy's ``tensorsolve`` step by step (its shapes where jax differs: ``a.ndim ==
+    b.ndim`` gives ``a.shape[-0:]``, all of ``a``'s shape; a 0-d ``a`` solves 1x1)."""
     if axes is not None:
-        rest = [k for k in range(a.ndim) if k not in [ax % a.ndim for ax in axes]]
-        a_shape = tuple(a.shape[k] for k in rest) + tuple(a.shape[ax] for ax in axes)
-    else:
-        a_shape = a.shape
-    shape = a_shape[-(a.ndim - b.ndim) :]
-    return x.reshape(shape) if math.prod(shape) == x.size else x
+        order = list(range(a.ndim))
+        for k in axes:
+            order.remove(k % a.ndim)
+            order.append(k % a.ndim)
+        a = a.transpose(order)
+    shape = a.shape[-(a.ndim - b.ndim) :]
+    n = math.prod(shape)
+    if a.size != n * n or b.size != n:
+        raise ValueError(
+            f"tensorsolve: a of shape {a.shape} is not square over b of shape {b.shape}"
+        )
+    return jnp.linalg.solve(a.reshape(n, n), b.reshape(n)).reshape(shape)
 
 
 _def("linalg.solve", "_npi_solve", _solve, inputs=("A", "B"))
