@@ -85,6 +85,12 @@ class HybridizationError(MXNetError):
     """Python code inside a hybridized forward that a trace cannot follow."""
 
 
+class HostOnlyError(HybridizationError):
+    """A function that needs its input's values (its output's shape depends on them:
+    ``np.unique``, ``np.nonzero``, boolean masks...) met a traced value. A hybridized
+    block that calls one runs op by op instead (MXNet runs such ops in its graphs)."""
+
+
 class FileFormatError(MXNetError, ValueError):
     """A file that is not a valid gluonjax/MXNet file (or is damaged)."""
 

@@ -401,9 +401,7 @@ def pure_call(block, params, values, seed_key, counter, training, run):
         except HybridizationError as err:
             if f"'{block.name}'" in str(err):
                 raise
-            raise HybridizationError(
-                f"Block '{block.name}' ({type(block).__name__}): {err}"
-            ) from None
+            raise type(err)(f"Block '{block.name}' ({type(block).__name__}): {err}") from None
         out = jax.tree_util.tree_map(_raw, out, is_leaf=_is_leaf)
         return out, scope.updates(), rnd.used
 

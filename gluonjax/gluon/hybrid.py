@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 
 from .._caches import PROCESS
 from .._rng import NeedsKey
 from .._tape import state as _state
 from .._tape.node import inexact, int_grad
-from ..base import DeferredInitializationError, MXNetError
+from ..base import DeferredInitializationError, HostOnlyError, MXNetError
 from ..ndarray.ndarray import NDArray
 from ..util import legacy_shapes
 from . import _forward_check as _fc
@@ -18,6 +19,8 @@ from ._cached import CachedGraph
 from ._fast import NEW as _NEW
 from .block import Block, to_ndarray
 from .parameter import Parameter
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["HybridBlock"]
 
@@ -69,6 +72,7 @@ class HybridBlock(Block):
     # User code is never compiled behind the user's back: the flag only counts for
     # classes defined inside gluonjax, not for user subclasses.
     _auto_jit = False
+    _host_only = False  # the forward calls a value-dependent function: it runs op by op
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix, params)
@@ -94,6 +98,7 @@ class HybridBlock(Block):
         jax retraces only when the input shapes, dtypes or train/predict mode change.
         """
         self._active = bool(active)
+        self._host_only = False
         self._flags = dict(static_alloc=static_alloc, static_shape=static_shape, **kwargs)
         self._cached = None
         self._fast = None
@@ -132,29 +137,23 @@ class HybridBlock(Block):
             if args and not isinstance(args[0], NDArray) and hasattr(args[0], "_outputs"):
                 _fc.check_inputs(self, args)
                 return super().__call__(*args)
-            if _state.is_recording() and _int_grad_inputs(args):
+            if (_state.is_recording() and _int_grad_inputs(args)) or self._host_only:
                 # integer inputs that take part in differentiation (MXNet gives them
                 # gradients): the op-by-op path has their float stand-ins; the compiled
-                # call has no integer cotangents, so this call runs eagerly
+                # call has no integer cotangents, so this call runs eagerly. A forward
+                # calling a value-dependent function (np.unique...) runs op by op too.
                 return _npm.finish(self, Block.__call__(self, *args))
             if cached is None:
                 cached = self._build(args)
                 cached.np_mode = _npm.np_inputs(args)
-            if self._forward_pre_hooks or self._forward_hooks:
-                for hook in list(self._forward_pre_hooks.values()):
-                    hook(self, args)
-                out = cached(args)
-                if cached.out_np:
-                    out = _npm.to_np(out)
-                for hook in list(self._forward_hooks.values()):
-                    hook(self, args, out)
-                return out
-            out = cached(args)
-            if cached.out_np:
-                return _npm.to_np(out)
-            if self._active and f is None and not cached.uses_random and not cached.multi:
-                self._fast = cached.fast
-            return out
+            try:
+                return self._call_cached(cached, args, f)
+            except HostOnlyError as err:  # (an enclosing hybridized block falls back too)
+                self._host_only = True
+                self._clear_cached()
+                _log.info("%s: block '%s' runs op by op", err, self.name)
+                return _npm.finish(self, Block.__call__(self, *args))
+
         if _STATE.scope is not None:
             if self._gluon2_style():
                 args = tuple(_as_ndarray(a) for a in args)
@@ -169,6 +168,24 @@ class HybridBlock(Block):
         _fc.restore_and_check(self, args, before)
         out = _npm.finish(self, out)
         return out if type(out) is NDArray else _fc.check_output(self, out, "eager")
+
+    def _call_cached(self, cached, args, f):
+        if self._forward_pre_hooks or self._forward_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                hook(self, args)
+            out = cached(args)
+            if cached.out_np:
+                out = _npm.to_np(out)
+            for hook in list(self._forward_hooks.values()):
+                hook(self, args, out)
+            return out
+        out = cached(args)
+        cached.traced_once = True
+        if cached.out_np:
+            return _npm.to_np(out)
+        if self._active and f is None and not cached.uses_random and not cached.multi:
+            self._fast = cached.fast
+        return out
 
     def _can_auto_jit(self):
         epoch, ok = self._auto_state
@@ -221,8 +238,8 @@ class HybridBlock(Block):
                 # runs it too, so this extra symbolic pass stays silent (one print, as MXNet)
                 with contextlib.redirect_stdout(io.StringIO()), legacy_shapes():
                     self._infer_shapes_symbolically(args)
-            except (MXNetError, TypeError, ValueError):  # the eager pass below decides
-                pass
+            except (MXNetError, TypeError, ValueError, AttributeError):
+                pass  # the eager pass below decides (sym.np has no np.unique, for one)
             if any(p._data is None and p._deferred is not None for p in self._all_params()):
                 with _state.pause(train_mode=False):
                     Block.__call__(self, *args)  # children infer from their own inputs

@@ -18,7 +18,7 @@ from .._ops import registry as _reg
 from .._ops.attrs import _to_number
 from .._ops.defs.np_ops import NP_BINARY
 from .._tape import state as _ag
-from ..base import ArgumentTypeError, MXNetError, ShapeError
+from ..base import ArgumentTypeError, HostOnlyError, MXNetError, ShapeError
 from ..ndarray._indexing import basic_view
 from ..ndarray._invoke import check_write, invoke
 from ..ndarray._view import View, alias_view
@@ -35,6 +35,20 @@ _SCALARS = (int, float, bool, _np.number, _np.bool_)
 
 class IndexingError(MXNetError, IndexError):
     """An index NumPy refuses (type or bound)."""
+
+
+def host_value(x, what):
+    """``x``'s value as a NumPy array for ``np.<what>``, whose result's shape depends on the
+    values; a traced ``x`` raises :class:`HostOnlyError` (the hybridized block calling it
+    then runs op by op)."""
+    if isinstance(x, NDArray):
+        if isinstance(x._data, jax.core.Tracer):
+            raise HostOnlyError(
+                f"np.{what} needs its input's values (the result's shape depends on them), "
+                f"so it cannot be compiled; the hybridized block runs op by op"
+            )
+        return x.asnumpy()
+    return x
 
 
 def as_np(res):
@@ -206,7 +220,7 @@ def _key(self, key):
         elif _int_index(k):
             static.append(("i", int(k)))
         elif _is_bool(k):
-            mask = _np.asarray(k.asnumpy() if isinstance(k, NDArray) else k)
+            mask = _np.asarray(host_value(k, "ndarray[boolean mask]"))
             _check_mask(self, key, mask, len([s for s in static if s[0] != "n"]))
             for idx in _np.nonzero(mask):
                 static.append(("a",))
@@ -258,7 +272,7 @@ def _host_positions(arr, key):
     """The flat positions ``key`` selects in ``arr``, computed by NumPy itself on the host
     (every NumPy index form); the gather/scatter on them is recorded as usual."""
     keys = key if isinstance(key, tuple) else (key,)
-    host = tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in keys)
+    host = tuple(host_value(k, "ndarray[boolean index]") for k in keys)
     try:
         pos = _np.arange(arr.size, dtype=_np.int64).reshape(arr.shape)[host]
     except IndexError as err:
@@ -307,8 +321,9 @@ def _host_tree(v, fn):
 
 def _on_host(func, args, kwargs):
     """``func`` of NumPy copies of the arrays, its array results back as ``mx.np.ndarray``."""
-    a = _host_tree(args, lambda v: v.asnumpy() if isinstance(v, NDArray) else v)
-    k = _host_tree(kwargs, lambda v: v.asnumpy() if isinstance(v, NDArray) else v)
+    name = getattr(func, "__name__", "function")
+    a = _host_tree(args, lambda v: host_value(v, name))
+    k = _host_tree(kwargs, lambda v: host_value(v, name))
     res = func(*a, **k)
     return _host_tree(res, lambda v: to_array(v) if isinstance(v, _np.ndarray) else v)
 

@@ -14,7 +14,7 @@ from ..base import ArgumentTypeError, ShapeError
 from ..context import Context
 from ..ndarray._view import memory_span
 from ..ndarray.ndarray import NDArray
-from ._array import as_np, binary, call, check_ufunc_kwargs, ndarray, to_array
+from ._array import as_np, binary, call, check_ufunc_kwargs, host_value, ndarray, to_array
 
 _OP = _reg.get
 _F32 = _np.dtype(_np.float32)
@@ -451,17 +451,17 @@ def size(a, axis=None):
 
 
 # ----------------------------------------------------------------------------- host ops
-def _host(a):
-    return to_array(a).asnumpy()
+def _host(a, what="function"):
+    return host_value(to_array(a), what)
 
 
 def nonzero(a):
     """Indices of the non-zero elements, one int array per axis (value-dependent size)."""
-    return tuple(_from_host(i) for i in _np.nonzero(_np.atleast_1d(_host(a))))
+    return tuple(_from_host(i) for i in _np.nonzero(_np.atleast_1d(_host(a, "nonzero"))))
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
-    res = _np.unique(_host(ar), return_index, return_inverse, return_counts, axis)
+    res = _np.unique(_host(ar, "unique"), return_index, return_inverse, return_counts, axis)
     if isinstance(res, tuple):
         return tuple(_from_host(r) for r in res)
     return _from_host(res)
@@ -474,7 +474,7 @@ def _from_host(r):
 
 def bincount(x, weights=None, minlength=0):
     w = None if weights is None else _host(weights)
-    xs = _host(x)
+    xs = _host(x, "bincount")
     if xs.size and xs.min() < 0:
         raise ShapeError("np.bincount: the input holds negative values")
     return _from_host(_np.bincount(xs, w, minlength))
@@ -483,7 +483,11 @@ def bincount(x, weights=None, minlength=0):
 def histogram(a, bins=10, range=None, normed=None, weights=None, density=None):  # noqa: A002
     b = _host(bins) if isinstance(bins, NDArray) else bins
     h, edges = _np.histogram(
-        _host(a), b, range, weights=None if weights is None else _host(weights), density=density
+        _host(a, "histogram"),
+        b,
+        range,
+        weights=None if weights is None else _host(weights),
+        density=density,
     )
     return _from_host(h), _from_host(edges.astype(_host(a).dtype))
 

@@ -15,7 +15,7 @@ from .._ops import registry as _reg
 from .._ops.defs.np_ops import NP_FUNCS, np_dtype
 from ..base import ShapeError
 from ..ndarray.ndarray import NDArray
-from ._array import call, ndarray, to_array
+from ._array import call, host_value, ndarray, to_array
 
 __all__ = [
     "seed",
@@ -194,7 +194,7 @@ def shuffle(x):
 def multinomial(n, pvals, size=None):
     rng = _rng.host_rng()
     pv = (
-        to_array(pvals).asnumpy().astype(_np.float64)
+        host_value(to_array(pvals), "random.multinomial").astype(_np.float64)
         if isinstance(pvals, NDArray)
         else _np.asarray(pvals, _np.float64)
     )

@@ -18,7 +18,7 @@ from ..context import Context, cpu, current_context, gpu, num_gpus  # noqa: F401
 from ..ndarray import _io as _ndio
 from ..ndarray import waitall  # noqa: F401
 from ..ndarray.ndarray import NDArray
-from ..numpy._array import as_np, call, ndarray, to_array
+from ..numpy._array import as_np, call, host_value, ndarray, to_array
 from ..util import (  # noqa: F401
     is_np_array,
     is_np_shape,
@@ -187,14 +187,14 @@ def reshape(a, newshape, reverse=False, order="C"):
 
 def nonzero(a):
     """Indices of the non-zero elements as an ``(N, ndim)`` int array (MXNet's layout)."""
-    idx = _onp.argwhere(to_array(a).asnumpy()).astype(_onp.int32)
+    idx = _onp.argwhere(host_value(to_array(a), "npx.nonzero")).astype(_onp.int32)
     return ndarray(jnp.asarray(idx))
 
 
 def constraint_check(input, msg="Constraint violated!"):  # noqa: A002
     """Raise ``ValueError`` (an ``MXNetError``) with ``msg`` unless every element holds."""
     x = to_array(input)
-    if not bool(x.asnumpy().all()):
+    if not bool(host_value(x, "npx.constraint_check").all()):
         raise ConstraintError(msg)
     return ndarray(jnp.asarray(True))
 

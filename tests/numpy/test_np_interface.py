@@ -866,9 +866,53 @@ def test_pinv_with_an_array_rcond_and_full_like_with_a_context_hybridize():
         got = net(mnp.array(a), mnp.array(rcond)).asnumpy()
         onp.testing.assert_allclose(got, onp.linalg.pinv(a, rcond), rtol=1e-4, atol=1e-5)
         assert full(mnp.ones((2, 3))).tolist() == [[3, 3, 3], [3, 3, 3]]
+    # a scalar rcond: _npi_pinv_scalar_rcond (an attribute, as MXNet's)
+    got = mnp.linalg.pinv(mnp.array(a), 0.5).asnumpy()
+    onp.testing.assert_allclose(got, onp.linalg.pinv(a, 0.5), rtol=1e-4, atol=1e-5)
 
 
 def test_tensorsolve_of_a_0d_a_matches_numpy():
     got = mnp.linalg.tensorsolve(mnp.array(2.0), mnp.ones((1, 1, 1)))
     want = onp.linalg.tensorsolve(onp.array(2.0), onp.ones((1, 1, 1)))
     assert got.shape == want.shape and float(got) == float(want)
+
+
+@mx.use_np
+def test_a_hybridized_block_calling_a_value_dependent_function_runs_op_by_op():
+    # MXNet runs np.unique / constraint_check inside hybridized graphs; a compiled jax
+    # program cannot hold them, so the block (and its hybridized parents) run op by op
+    class Unique(gluon.HybridBlock):
+        def hybrid_forward(self, F, a):
+            return F.np.unique(a)
+
+    class Check(gluon.HybridBlock):
+        def hybrid_forward(self, F, b):
+            return F.npx.constraint_check(b, "violated")
+
+    class Net(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.dense = nn.Dense(2)
+                self.unique = Unique()
+
+        def hybrid_forward(self, F, x):
+            return self.dense(x) + self.unique(x).sum()
+
+    unique, check, net = Unique(), Check(), Net()
+    net.initialize()
+    for block in (unique, check, net):
+        block.hybridize()
+    assert unique(mnp.array([3.0, 1.0, 3.0, 2.0])).tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="violated"):
+        check(mnp.zeros(3, dtype="bool")).asnumpy()
+    assert bool(check(mnp.ones(3, dtype="bool")))
+    x = mnp.ones((2, 3))
+    x.attach_grad()
+    with autograd.record():
+        y = net(x)
+    y.backward()
+    w = net.dense.weight.data().asnumpy()
+    onp.testing.assert_allclose(x.grad.asnumpy(), onp.tile(w.sum(0), (2, 1)), rtol=1e-6)
+    with pytest.raises(mx.base.HybridizationError, match="np.unique"):
+        unique.export("never-written", example_inputs=[mnp.array([1.0])])
