@@ -388,7 +388,7 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and NumPy's) name
         """A copy with another dtype (``copy=False`` returns ``self`` when it matches)."""
         from .._ops.defs.np_ops import np_dtype
 
-        dt = np_dtype(dtype)
+        dt = np_dtype(dtype) if dtype is not None else _np.dtype(_np.float32)  # MXNet: None
         if not copy and dt == self.dtype:
             return self
         return call(_OP("Cast"), (self,), {"dtype": dt.name})

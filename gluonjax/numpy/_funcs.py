@@ -30,6 +30,11 @@ def _place(arr, ctx=None, device=None):
     return as_np(arr.as_in_context(ctx))
 
 
+def _context_of(a):
+    """``a``'s context, or None for a traced ``a`` (hybridized: the block's context)."""
+    return None if isinstance(a._data, jax.core.Tracer) else a.context
+
+
 def _new(value, ctx=None, device=None):
     return _place(ndarray(value), ctx, device)
 
@@ -95,7 +100,7 @@ def _like(fill):
             value = jnp.full(a.shape, kw["fill_value"], dt)
         else:
             value = (jnp.ones if fill == 1 else jnp.zeros)(a.shape, dt)
-        return _new(value, ctx if ctx is not None else a.context, device)
+        return _new(value, ctx if ctx is not None else _context_of(a), device)
 
     return f
 
@@ -107,7 +112,8 @@ def empty_like(prototype, dtype=None, order="C", subok=False, shape=None):
     """A new array shaped like ``prototype`` (MXNet's signature; filled with zeros)."""
     a = to_array(prototype)
     return _new(
-        jnp.zeros(a.shape if shape is None else _shape(shape), _dt(dtype, a.dtype)), a.context
+        jnp.zeros(a.shape if shape is None else _shape(shape), _dt(dtype, a.dtype)),
+        _context_of(a),
     )
 
 

@@ -916,3 +916,19 @@ def test_a_hybridized_block_calling_a_value_dependent_function_runs_op_by_op():
     onp.testing.assert_allclose(x.grad.asnumpy(), onp.tile(w.sum(0), (2, 1)), rtol=1e-6)
     with pytest.raises(mx.base.HybridizationError, match="np.unique"):
         unique.export("never-written", example_inputs=[mnp.array([1.0])])
+
+
+@mx.use_np
+def test_astype_none_is_float32_and_empty_like_hybridizes():
+    # real MXNet 1.9.1: float64 and int32 arrays .astype(None) -> float32
+    assert mnp.ones(2, dtype="float64").astype(None).dtype == onp.float32
+    assert mnp.ones(2, dtype="int32").astype(None).dtype == onp.float32
+
+    class EmptyLike(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.np.empty_like(x, "int8")
+
+    net = EmptyLike()
+    net.hybridize()
+    got = net(mnp.ones((2, 3)))
+    assert got.shape == (2, 3) and got.dtype == onp.int8
