@@ -35,6 +35,10 @@ from . import _np_mode as _npm
 _APPLY = LRU(256, "vjp appliers by output structure")
 _IDS = itertools.count(1)  # ids of parameter masks and call signatures (never reused)
 _NO_TAPE = object()  # CachedGraph._recorded: nothing needs a gradient, run untaped
+# CachedGraph.__call__ while recording: the traced forward has an integer output (a float
+# input cast by ``sum(dtype='int32')``...); MXNet passes gradients through such casts, jax
+# cannot (integers have no cotangents), so the caller runs the block op by op
+EAGER = object()
 _LEAF = jax.tree_util.tree_structure(0)
 
 
@@ -120,7 +124,8 @@ class CachedGraph:
         # outside record() takes the shorter self.fast)
         ctx = _input_ctx(args)
         if ctx is not None:  # a logical context (or several contexts): keep it on the outputs
-            return _tag(self._call(args, ctx), ctx)
+            out = self._call(args, ctx)
+            return out if out is EAGER else _tag(out, ctx)
         return self._call(args, None)
 
     def _call(self, args, ctx):
@@ -210,6 +215,8 @@ class CachedGraph:
         known = self.lazy_sigs.get(sig)
         if known is None and sig not in self.stateful:
             known = self._learn(sig, fkey, pconst, raw, arrays, given)
+        if known is not None and any(not inexact(av.dtype) for av in known.avals):
+            return EAGER
         if known is not None and not self.uses_random:  # traced: it takes no key
             key = counter = None
         else:

@@ -15,6 +15,7 @@ from ..ndarray.ndarray import NDArray
 from ..util import legacy_shapes
 from . import _forward_check as _fc
 from . import _np_mode as _npm
+from ._cached import EAGER as _EAGER
 from ._cached import CachedGraph
 from ._fast import NEW as _NEW
 from .block import Block, to_ndarray
@@ -174,13 +175,16 @@ class HybridBlock(Block):
             for hook in list(self._forward_pre_hooks.values()):
                 hook(self, args)
             out = cached(args)
-            if cached.out_np:
+            if out is _EAGER:
+                out = _npm.finish(self, Block.__call__(self, *args))
+            elif cached.out_np:
                 out = _npm.to_np(out)
             for hook in list(self._forward_hooks.values()):
                 hook(self, args, out)
             return out
         out = cached(args)
-        cached.traced_once = True
+        if out is _EAGER:  # integer outputs under record(): gradients need the op-by-op tape
+            return _npm.finish(self, Block.__call__(self, *args))
         if cached.out_np:
             return _npm.to_np(out)
         if self._active and f is None and not cached.uses_random and not cached.multi:

@@ -932,3 +932,24 @@ def test_astype_none_is_float32_and_empty_like_hybridizes():
     net.hybridize()
     got = net(mnp.ones((2, 3)))
     assert got.shape == (2, 3) and got.dtype == onp.int8
+
+
+@mx.use_np
+def test_hybridized_integer_outputs_of_float_inputs_pass_gradients_under_record():
+    # real MXNet 1.9.1: a hybridized x.mean(dtype='int32') of float x under record gives
+    # x.grad == 1/N (the cast passes the gradient); jax has no integer cotangents, so such
+    # a recorded call runs op by op
+    class Mean(gluon.HybridBlock):
+        def hybrid_forward(self, F, a):
+            return a.mean(axis=0, dtype="int32")
+
+    net = Mean()
+    net.hybridize()
+    x = mnp.random.uniform(-1, 1, size=(3, 2))
+    x.attach_grad()
+    with autograd.record():
+        y = net(x)
+    y.backward()
+    assert y.dtype == onp.int32
+    onp.testing.assert_allclose(x.grad.asnumpy(), onp.full((3, 2), 1 / 3), rtol=1e-6)
+    assert net(x).dtype == onp.int32  # outside record(): the compiled call
