@@ -8,6 +8,7 @@ A block called in NumPy mode returns ``mx.np.ndarray``; its parameters read as
 
 from __future__ import annotations
 
+from ..autograd._deferred import Pending
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..numpy._array import ndarray
@@ -19,6 +20,14 @@ __all__ = ["NpParamArray", "np_call", "np_view", "to_np", "param_view"]
 
 class NpParamArray(ParamArray, ndarray):
     """A Parameter's array seen with NumPy semantics (the same object, another class)."""
+
+    __slots__ = ()
+
+
+class NpPending(Pending, ndarray):
+    """A deferred output of a hybridized call seen as ``mx.np.ndarray`` before its value is
+    produced (it becomes a plain ``mx.np.ndarray`` then). Seeing it as one does not force the
+    forward, so a recorded forward and its backward still run as one compiled program."""
 
     __slots__ = ()
 
@@ -57,10 +66,16 @@ def _leaves(out, acc):
             _leaves(o, acc)
 
 
+def builtin_in_np_mode(block):
+    """Whether ``block`` is one of gluonjax's own layers called in NumPy mode: it answers
+    ``mx.np.ndarray`` (MXNet's layers call ``npx`` ops there), eager or hybridized."""
+    return is_np_array() and type(block).__module__.startswith("gluonjax.")
+
+
 def finish(block, out):
     """An eager block's outputs: gluonjax's own blocks answer ``mx.np.ndarray`` in NumPy
-    mode (MXNet's layers call ``npx`` ops there); any block's mixed outputs raise."""
-    if is_np_array() and type(block).__module__.startswith("gluonjax."):
+    mode; any block's mixed outputs raise."""
+    if builtin_in_np_mode(block):
         return to_np(out)
     if isinstance(out, (list, tuple)):
         output_kind(block, out)
@@ -80,6 +95,10 @@ def np_view(a):
         return a
     if type(a) is ParamArray:
         return param_view(a)
+    if type(a) is Pending and a.__dict__.get("_cls", NDArray) is NDArray:
+        a.__dict__["_cls"] = ndarray
+        a.__class__ = NpPending
+        return a
     return a.as_np_ndarray()
 
 

@@ -177,7 +177,7 @@ class HybridBlock(Block):
             out = cached(args)
             if out is _EAGER:
                 out = _npm.finish(self, Block.__call__(self, *args))
-            elif cached.out_np:
+            elif cached.out_np or _npm.builtin_in_np_mode(self):
                 out = _npm.to_np(out)
             for hook in list(self._forward_hooks.values()):
                 hook(self, args, out)
@@ -185,7 +185,7 @@ class HybridBlock(Block):
         out = cached(args)
         if out is _EAGER:  # integer outputs under record(): gradients need the op-by-op tape
             return _npm.finish(self, Block.__call__(self, *args))
-        if cached.out_np:
+        if cached.out_np or _npm.builtin_in_np_mode(self):
             return _npm.to_np(out)
         if self._active and f is None and not cached.uses_random and not cached.multi:
             self._fast = cached.fast

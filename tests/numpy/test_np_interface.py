@@ -953,3 +953,23 @@ def test_hybridized_integer_outputs_of_float_inputs_pass_gradients_under_record(
     assert y.dtype == onp.int32
     onp.testing.assert_allclose(x.grad.asnumpy(), onp.full((3, 2), 1 / 3), rtol=1e-6)
     assert net(x).dtype == onp.int32  # outside record(): the compiled call
+
+
+@mx.use_np
+def test_hybridized_builtin_layers_return_np_arrays_in_numpy_mode():
+    # MXNet 1.9.1: nn.Dense in NumPy mode returns mx.np.ndarray, hybridized or not; under
+    # record() the output is an mx.np.ndarray before its value is computed (NpPending)
+    net = nn.Dense(3)
+    net.initialize()
+    net.hybridize()
+    x = mnp.ones((2, 4))
+    x.attach_grad()
+    assert type(net(x)) is mnp.ndarray
+    with autograd.record():
+        y = net(x)
+        assert isinstance(y, mnp.ndarray)
+        loss = (y * 2).sum()
+    loss.backward()
+    assert type(y + 1) is mnp.ndarray and type(y) is mnp.ndarray
+    w = net.weight.data().asnumpy()
+    onp.testing.assert_allclose(x.grad.asnumpy(), onp.tile(2 * w.sum(0), (2, 1)), rtol=1e-6)
