@@ -8,7 +8,6 @@ A block called in NumPy mode returns ``mx.np.ndarray``; its parameters read as
 
 from __future__ import annotations
 
-from ..autograd._deferred import Pending
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..numpy._array import ndarray
@@ -20,14 +19,6 @@ __all__ = ["NpParamArray", "np_call", "np_view", "to_np", "param_view"]
 
 class NpParamArray(ParamArray, ndarray):
     """A Parameter's array seen with NumPy semantics (the same object, another class)."""
-
-    __slots__ = ()
-
-
-class NpPending(Pending, ndarray):
-    """A deferred output of a hybridized call seen as ``mx.np.ndarray`` before its value is
-    produced (it becomes a plain ``mx.np.ndarray`` then). Seeing it as one does not force the
-    forward, so a recorded forward and its backward still run as one compiled program."""
 
     __slots__ = ()
 
@@ -95,10 +86,6 @@ def np_view(a):
         return a
     if type(a) is ParamArray:
         return param_view(a)
-    if type(a) is Pending and a.__dict__.get("_cls", NDArray) is NDArray:
-        a.__dict__["_cls"] = ndarray
-        a.__class__ = NpPending
-        return a
     return a.as_np_ndarray()
 
 
