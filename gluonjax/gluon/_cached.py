@@ -215,7 +215,7 @@ class CachedGraph:
         known = self.lazy_sigs.get(sig)
         if known is None and sig not in self.stateful:
             known = self._learn(sig, fkey, pconst, raw, arrays, given)
-        if known is not None and any(not inexact(av.dtype) for av in known.avals):
+        if known is not None and known.int_out:
             return EAGER
         if known is not None and not self.uses_random:  # traced: it takes no key
             key = counter = None
@@ -362,10 +362,11 @@ class _Signature:
     the traced program as ``fn(consts, *input values) -> output values`` and ``run``
     (that with its VJP, one compiled call, for a deferred node run on its own)."""
 
-    __slots__ = ("treedef", "avals", "sid", "fn", "_vjp", "__weakref__")
+    __slots__ = ("treedef", "avals", "sid", "fn", "_vjp", "int_out", "__weakref__")
 
     def __init__(self, treedef, avals, sid, closed, n_out):
         self.treedef, self.avals, self.sid = treedef, avals, sid
+        self.int_out = any(not inexact(av.dtype) for av in avals)  # see EAGER
         program = inline_fun(closed)  # its nested jit calls inlined (see gluonjax._inline)
 
         def fn(consts, *pv):
