@@ -869,6 +869,24 @@ def translate(fn, avals, vector_body=False):
         return None
 
 
+def covers(closed):
+    """Whether every primitive of a closed jaxpr (calls included) is in the table: a
+    cheap first look, before tracing what uses it (a backward) to translate it."""
+
+    def ok(jx):
+        for e in jx.eqns:
+            name = e.primitive.name
+            if name in _CALLS:
+                inner = e.params[_CALLS[name]]
+                if not ok(getattr(inner, "jaxpr", inner)):
+                    return False
+            elif name not in _PRIMS and name not in _PASS:
+                return False
+        return True
+
+    return ok(closed.jaxpr)
+
+
 def _flat_vectors(closed):
     """Every array of the program (inputs, outputs, intermediates) is rank 0, or rank 1
     and a multiple of 256 long: XLA's loops then run each element in their vector body,

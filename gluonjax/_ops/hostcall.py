@@ -46,12 +46,16 @@ class HostCalls:
 
     ``self(*args)`` returns ``fn(*args)`` (jax arrays, in ``fn``'s output structure) or
     None: the caller runs its compiled form. ``count=False``: the caller counts calls
-    per shape itself (an eager op's ``_seen``)."""
+    per shape itself (an eager op's ``_seen``). ``jitted``: ``jax.jit(fn)``, whose trace
+    (kept by jax) the caller's compile of the same shapes then reuses. ``exact=True``:
+    only a program whose every value is bit for bit XLA's (no sum NumPy may order
+    otherwise) runs on the host; another turns the host path off."""
 
-    __slots__ = ("fn", "progs", "seen", "off", "count")
+    __slots__ = ("fn", "progs", "seen", "off", "count", "jitted", "exact")
 
-    def __init__(self, fn, count=True):
-        self.fn, self.count, self.off = fn, count, False
+    def __init__(self, fn, count=True, jitted=None, exact=False):
+        self.fn, self.count, self.off, self.jitted = fn, count, False, jitted
+        self.exact = exact
         self.progs = {}
         self.seen = {}
 
@@ -88,7 +92,10 @@ class HostCalls:
         STATS["runs"] += 1
         return jax.tree_util.tree_unflatten(out_tree, [buckets.to_device(o) for o in outs])
 
-    def _translate(self, key, leaves, tree):
+    def _trace(self, leaves, tree):
+        if self.jitted is not None:
+            traced = self.jitted.trace(*jax.tree_util.tree_unflatten(tree, leaves))
+            return traced.jaxpr, jax.tree_util.tree_structure(traced.out_info)
         box = []
 
         def flat(*vals):
@@ -97,14 +104,19 @@ class HostCalls:
             box.append(out_tree)
             return outs
 
+        return jax.make_jaxpr(flat)(*leaves), box[-1]
+
+    def _translate(self, key, leaves, tree):
         try:
-            closed = jax.make_jaxpr(flat)(*leaves)
+            closed, out_tree = self._trace(leaves, tree)
         except Exception:  # noqa: BLE001 - the op's error: the compiled path raises it
             if len(self.progs) < 64:
                 self.progs[key] = None
             return None
         try:
             prog = _host.from_jaxpr(closed)
+            if self.exact and not prog.exact:
+                raise _host.Unsupported("a sum NumPy may order otherwise")
         except Exception:  # noqa: BLE001 - a primitive outside the table: off for good
             self.off = True
             self.progs.clear()
@@ -113,7 +125,7 @@ class HostCalls:
         if len(self.progs) >= 256:
             self.progs.clear()
         STATS["made"] += 1
-        hit = self.progs[key] = (prog, box[-1])
+        hit = self.progs[key] = (prog, out_tree)
         return hit
 
 

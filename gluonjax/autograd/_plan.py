@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import _compile
 from .._caches import LRU
+from .._ops.hostcall import HostCalls
 from .._tape.node import Kind, with_vjp
 from ..base import MXNetError
 from ._deferred import deliver, settle_grads
@@ -74,15 +75,27 @@ class Plan:
     ``pure`` returns ``(leaf cotangents, deferred outputs)``; ``jit`` is it compiled.
     """
 
-    __slots__ = ("steps", "pure", "jit", "__weakref__")
+    __slots__ = ("steps", "pure", "jit", "host", "__weakref__")
 
     def __init__(self, steps, head_dests, head_akeys, n_leaves):
         self.steps = steps
         self.pure = _make_fused(steps, head_dests, head_akeys, n_leaves)
         self.jit = _compile.jit(self.pure, "train")
+        # a small tape's first backwards on new shapes run on the host (no compile) when
+        # its primitives allow; a deferred step whose forward does not is known at once
+        self.host = HostCalls(self.pure, jitted=self.jit, exact=True)
+        self.host.off = len(steps) > _HOST_STEPS or not all(
+            s.srcs is None or getattr(s.fn(), "host_ok", False) for s in steps
+        )
+
+    def __call__(self, args, cts):
+        res = self.host(args, cts)
+        return res if res is not None else self.jit(args, cts)
 
 
 _PLANS = LRU(512, "autograd plans")
+# longer tapes are a model's: its backward compiles (a wasted host trace would be long)
+_HOST_STEPS = 16
 
 
 def plan(order, heads, head_cts, variables):
@@ -210,7 +223,7 @@ class FusedCall:
             if self.result is None:
                 raise MXNetError("gluonjax internal error: a planned backward lost its result")
             return self.result
-        cts, douts = self.plan.jit(self.args, self.cts)
+        cts, douts = self.plan(self.args, self.cts)
         self._finish(cts, douts)
         return cts
 

@@ -21,6 +21,8 @@ from .. import _compile
 from .. import _rng as _random
 from .._caches import LRU, PROCESS
 from .._inline import inline_fun
+from .._ops import host as _host
+from .._ops.hostcall import HostCalls
 from .._tape.node import CallOrigin, Kind, entry, inexact, needs_grad, vjp_node, with_vjp
 from .._tape.state import TraceScope, _Scope
 from .._tape.state import _local as _st
@@ -362,7 +364,7 @@ class _Signature:
     the traced program as ``fn(consts, *input values) -> output values`` and ``run``
     (that with its VJP, one compiled call, for a deferred node run on its own)."""
 
-    __slots__ = ("treedef", "avals", "sid", "fn", "_vjp", "int_out", "__weakref__")
+    __slots__ = ("treedef", "avals", "sid", "fn", "_vjp", "_host", "int_out", "__weakref__")
 
     def __init__(self, treedef, avals, sid, closed, n_out):
         self.treedef, self.avals, self.sid = treedef, avals, sid
@@ -372,11 +374,22 @@ class _Signature:
         def fn(consts, *pv):
             return tuple(program(*jax.tree_util.tree_leaves((consts, *pv)))[:n_out])
 
+        fn.host_ok = _host.covers(closed)  # see autograd._plan.Plan
         self.fn = fn
         self._vjp = None
+        self._host = HostCalls(lambda consts, vals: fn(consts, *vals), exact=True)
+        self._host.off = not fn.host_ok
 
     def run(self, consts, vals):
-        """The forward with its VJP on concrete values: ``(outputs, vjp, apply)``."""
+        """The forward with its VJP on concrete values: ``(outputs, vjp, apply)``.
+
+        A signature's first calls on new shapes run its program on the host
+        (:class:`HostCalls`: NumPy, no compile) when its primitives allow; the VJP is
+        then :class:`RecomputedVjp`, which the backward that applies it (the fused
+        plan) traces: one compile, not two."""
+        out = self._host(consts, tuple(vals))
+        if out is not None:
+            return list(out), RecomputedVjp(self.fn, consts, tuple(vals)), _apply_leaves
         if self._vjp is None:
             fn = self.fn
 
@@ -386,6 +399,28 @@ class _Signature:
             self._vjp = _compile.jit(fwd, "train")
         out, vjp_fn = self._vjp(consts, vals)
         return list(out), vjp_fn, _apply_leaves
+
+
+@jax.tree_util.register_pytree_node_class
+class RecomputedVjp:
+    """The VJP of ``fn(consts, *vals)`` as data: applying it runs the forward again
+    under ``jax.vjp`` (in the traced backward that applies it, or op by op)."""
+
+    __slots__ = ("fn", "consts", "vals")
+
+    def __init__(self, fn, consts, vals):
+        self.fn, self.consts, self.vals = fn, consts, vals
+
+    def __call__(self, cts):
+        _, vjp_fn = with_vjp(functools.partial(self.fn, self.consts), *self.vals)
+        return vjp_fn(cts)
+
+    def tree_flatten(self):
+        return (self.consts, self.vals), self.fn
+
+    @classmethod
+    def tree_unflatten(cls, fn, children):
+        return cls(fn, *children)
 
 
 def pure_call(block, params, values, seed_key, counter, training, run):

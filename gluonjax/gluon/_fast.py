@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import _compile
 from .._caches import PROCESS
+from .._ops.hostcall import HostCalls
 from ..ndarray.ndarray import NDArray
 from ._param_array import ParamArray
 
@@ -120,16 +121,22 @@ def _untwin(pvals):
 
 
 class _FirstCall:
-    """A plain function before its first call: trace it, let the program pick its XLA
-    options (``_compile.options_for``), put the compiled function in ``slots[mode]``."""
+    """A plain function before it compiles: its first calls on new shapes run on the
+    host when its primitives allow (``HostCalls``: NumPy, no compile); then trace it,
+    let the program pick its XLA options (``_compile.options_for``), put the compiled
+    function in ``slots[mode]``."""
 
-    __slots__ = ("plain", "slots", "mode")
+    __slots__ = ("plain", "slots", "mode", "host")
 
     def __init__(self, plain, slots, mode):
         self.plain, self.slots, self.mode = plain, slots, mode
+        self.host = HostCalls(plain, jitted=jax.jit(plain), exact=True)
 
     def __call__(self, *args):
-        probe = jax.jit(self.plain)
+        res = self.host(*args)
+        if res is not None:
+            return res
+        probe = self.host.jitted
         opts = _compile.options_for("infer", probe.trace(*args).jaxpr)
         fn = jax.jit(self.plain, compiler_options=opts) if opts else probe
         self.slots[self.mode] = fn

@@ -273,7 +273,10 @@ def test_shared_params():
     net2 = mx.gluon.SymbolBlock(out, data, params=net.collect_params())
     assert net2.collect_params()["fc1_weight"] is net.collect_params()["fc1_weight"]
     x = RNG.randn(2, 4).astype(np.float32)
-    np.testing.assert_allclose(net2(nd.array(x)).asnumpy(), net(nd.array(x)).asnumpy())
+    # the first call on a shape may sum in NumPy's order (gluonjax._ops.hostcall): rounding
+    np.testing.assert_allclose(
+        net2(nd.array(x)).asnumpy(), net(nd.array(x)).asnumpy(), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_dropout_in_graph():
