@@ -678,7 +678,9 @@ def _steps(jaxpr, consts):
             if name in _SUMS and products.intersection(in_k):
                 # XLA:CPU contracts a*b + c into one fused multiply-add (one rounding)
                 raise Unsupported("a sum of a product (XLA fuses it into an FMA)")
-            if name in _PRODUCTS or (name in _CARRY and products.intersection(in_k)):
+            if (name in _PRODUCTS or (name in _CARRY and products.intersection(in_k))) and any(
+                d.kind in "fc" for d in dts
+            ):  # an integer product is exact: adding it to anything is too
                 products.update(out_k)
             if name == "div" and _spread_divisor(e, in_k[1], spread):
                 # XLA rewrites a / broadcast(b) into a * broadcast(1 / b) for some shapes

@@ -48,6 +48,9 @@ J = np.array([[1, 0], [3, 6]], np.int32)
 
 EXACT = {
     "slice": (lambda x: x[1:5:2, ::3], X),
+    # integer index arithmetic (a product added to a value is exact in integers: no FMA rule)
+    "diagflat": (lambda x: jnp.diagflat(x, 2), X[:3, :4]),
+    "int_product_sum": (lambda i, j: i * np.int32(7) + j, J, J[::-1]),
     "concatenate": (lambda x, y: jnp.concatenate([x, y, x], 1), X, Y),
     "stack": (lambda x, y: jnp.stack([x, y], 1), X, Y),
     "split": (lambda x: jnp.split(x, [2, 5], axis=0), X),
