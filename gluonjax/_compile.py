@@ -27,6 +27,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -98,10 +99,57 @@ def _on_duration(event, duration, **_):
         _say(duration, True)
 
 
-def _has_filelock():
-    import importlib.util
+CACHE_LIMIT = 2 << 30  # bytes of the persistent cache kept by trim_cache
 
-    return importlib.util.find_spec("filelock") is not None
+
+def _dir_mtime(d):
+    try:
+        return os.stat(d).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _watch_cache(d):
+    """At exit, trim the cache directory if this process added to it (its mtime moved)."""
+    seen = _dir_mtime(d)
+    atexit.register(lambda: _dir_mtime(d) != seen and trim_cache(d))
+
+
+def trim_cache(d, limit=None):
+    """Delete the least recently used entries of jax's cache directory ``d`` (by access or
+    write time, whichever is later) until it holds at most 90% of ``limit`` bytes
+    (:data:`CACHE_LIMIT`) when it holds more. One directory scan; entries another process
+    removes meanwhile are skipped. Returns the number of entries deleted."""
+    limit = CACHE_LIMIT if limit is None else limit
+    entries, total = [], 0
+    try:
+        with os.scandir(d) as it:
+            for e in it:
+                if not e.name.endswith("-cache"):
+                    continue
+                try:
+                    st = e.stat()
+                except OSError:
+                    continue
+                total += st.st_size
+                entries.append((max(st.st_atime_ns, st.st_mtime_ns), e.path, st.st_size))
+    except OSError:
+        return 0
+    if total <= limit:
+        return 0
+    entries.sort()
+    gone = 0
+    for _, path, size in entries:
+        if total <= limit * 0.9:
+            break
+        for victim in (path, path[: -len("-cache")] + "-atime"):  # jax's LRU wrote these
+            try:
+                os.remove(victim)
+            except OSError:
+                pass
+        total -= size
+        gone += 1
+    return gone
 
 
 def setup():
@@ -122,9 +170,10 @@ def setup():
             jax.config.update("jax_compilation_cache_dir", d)
             # small programs too: one model's layers add up to seconds
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.05)
-            if jax.config.jax_compilation_cache_max_size in (None, -1) and _has_filelock():
-                # LRU, 2 GiB; without filelock jax cannot read the cache when a limit is set
-                jax.config.update("jax_compilation_cache_max_size", 2 << 30)
+            # No size limit in jax: its LRU scans the whole directory on every write (0.4 s
+            # with 2200 entries, more than most compiles); the process trims it once at exit
+            if jax.config.jax_compilation_cache_max_size in (None, -1):
+                _watch_cache(d)
             PROCESS.compile_cache = d
     monitoring.register_event_listener(_on_event)
     monitoring.register_event_duration_secs_listener(_on_duration)
