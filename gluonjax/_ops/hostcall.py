@@ -30,9 +30,13 @@ from .._caches import LRU
 from . import buckets
 from . import host as _host
 
-__all__ = ["HostCalls", "run", "forward", "STATS"]
+__all__ = ["HostCalls", "run", "forward", "STATS", "HOST_CALLS"]
 
 STATS = {"made": 0, "runs": 0, "off": 0}
+# a whole block's program (hybridized forward, fused backward) on the host: its first calls
+# per set of shapes only (a block built and called once or twice: a test, a notebook cell);
+# a third call is a loop's, which gets the compiled program
+HOST_CALLS = 2
 _SEEN_MAX = 1 << 14
 _SCALARS = (int, float, bool)
 
@@ -49,13 +53,15 @@ class HostCalls:
     per shape itself (an eager op's ``_seen``). ``jitted``: ``jax.jit(fn)``, whose trace
     (kept by jax) the caller's compile of the same shapes then reuses. ``exact=True``:
     only a program whose every value is bit for bit XLA's (no sum NumPy may order
-    otherwise) runs on the host; another turns the host path off."""
+    otherwise) runs on the host; another turns the host path off. ``hot``: calls per set
+    of shapes on the host before the compiled form takes over (default
+    :data:`buckets.HOT`)."""
 
-    __slots__ = ("fn", "progs", "seen", "off", "count", "jitted", "exact")
+    __slots__ = ("fn", "progs", "seen", "off", "count", "jitted", "exact", "hot")
 
-    def __init__(self, fn, count=True, jitted=None, exact=False):
+    def __init__(self, fn, count=True, jitted=None, exact=False, hot=None):
         self.fn, self.count, self.off, self.jitted = fn, count, False, jitted
-        self.exact = exact
+        self.exact, self.hot = exact, hot
         self.progs = {}
         self.seen = {}
 
@@ -68,7 +74,7 @@ class HostCalls:
             return None
         if self.count:
             c = self.seen.get(key, 0)
-            if c >= buckets.HOT:
+            if c >= (buckets.HOT if self.hot is None else self.hot):
                 return None
             if len(self.seen) >= _SEEN_MAX:
                 self.seen.clear()

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _compile
 from .._caches import LRU
-from .._ops.hostcall import HostCalls
+from .._ops.hostcall import HOST_CALLS, HostCalls
 from .._tape.node import Kind, with_vjp
 from ..base import MXNetError
 from ._deferred import deliver, settle_grads
@@ -83,7 +83,7 @@ class Plan:
         self.jit = _compile.jit(self.pure, "train")
         # a small tape's first backwards on new shapes run on the host (no compile) when
         # its primitives allow; a deferred step whose forward does not is known at once
-        self.host = HostCalls(self.pure, jitted=self.jit, exact=True)
+        self.host = HostCalls(self.pure, jitted=self.jit, exact=True, hot=HOST_CALLS)
         self.host.off = len(steps) > _HOST_STEPS or not all(
             s.srcs is None or getattr(s.fn(), "host_ok", False) for s in steps
         )

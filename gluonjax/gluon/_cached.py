@@ -22,7 +22,7 @@ from .. import _rng as _random
 from .._caches import LRU, PROCESS
 from .._inline import inline_fun
 from .._ops import host as _host
-from .._ops.hostcall import HostCalls
+from .._ops.hostcall import HOST_CALLS, HostCalls
 from .._tape.node import CallOrigin, Kind, entry, inexact, needs_grad, vjp_node, with_vjp
 from .._tape.state import TraceScope, _Scope
 from .._tape.state import _local as _st
@@ -377,7 +377,7 @@ class _Signature:
         fn.host_ok = _host.covers(closed)  # see autograd._plan.Plan
         self.fn = fn
         self._vjp = None
-        self._host = HostCalls(lambda consts, vals: fn(consts, *vals), exact=True)
+        self._host = HostCalls(lambda consts, vals: fn(consts, *vals), exact=True, hot=HOST_CALLS)
         self._host.off = not fn.host_ok
 
     def run(self, consts, vals):

@@ -69,7 +69,7 @@ def test_plain_first_call(host_on):
 def test_plain_calls_past_the_host_limit_compile_with_the_same_bits(host_on):
     net = _net(Single)
     x = nd.array(X)
-    outs = [net(x).asnumpy() for _ in range(buckets.HOT + 2)]
+    outs = [net(x).asnumpy() for _ in range(hostcall.HOST_CALLS + 2)]
     for o in outs[1:]:
         np.testing.assert_array_equal(_bits(o), _bits(outs[0]))
 
