@@ -871,22 +871,14 @@ def translate(fn, avals, vector_body=False):
         return None
 
 
-def covers(closed):
-    """Whether every primitive of a closed jaxpr (calls included) is in the table: a
-    cheap first look, before tracing what uses it (a backward) to translate it."""
-
-    def ok(jx):
-        for e in jx.eqns:
-            name = e.primitive.name
-            if name in _CALLS:
-                inner = e.params[_CALLS[name]]
-                if not ok(getattr(inner, "jaxpr", inner)):
-                    return False
-            elif name not in _PRIMS and name not in _PASS:
-                return False
-        return True
-
-    return ok(closed.jaxpr)
+def runs_exactly(closed):
+    """Whether the host runs a closed jaxpr as XLA:CPU would, bit for bit: it translates
+    (:func:`from_jaxpr`) and has no sum NumPy may order otherwise. A cheap first look at a
+    forward before tracing what uses it (its backward)."""
+    try:
+        return from_jaxpr(closed).exact
+    except Exception:  # noqa: BLE001 - Unsupported, or another jax's jaxpr
+        return False
 
 
 def _flat_vectors(closed):

@@ -55,7 +55,9 @@ class HostCalls:
     only a program whose every value is bit for bit XLA's (no sum NumPy may order
     otherwise) runs on the host; another turns the host path off. ``hot``: calls per set
     of shapes on the host before the compiled form takes over (default
-    :data:`buckets.HOT`)."""
+    :data:`buckets.HOT`); given, the host path then turns off for good, so a caller
+    that serves one set of shapes (a traced signature, a backward plan) pays nothing more
+    per call."""
 
     __slots__ = ("fn", "progs", "seen", "off", "count", "jitted", "exact", "hot")
 
@@ -74,7 +76,11 @@ class HostCalls:
             return None
         if self.count:
             c = self.seen.get(key, 0)
-            if c >= (buckets.HOT if self.hot is None else self.hot):
+            if self.hot is None:
+                if c >= buckets.HOT:
+                    return None
+            elif c >= self.hot:
+                self.off = True
                 return None
             if len(self.seen) >= _SEEN_MAX:
                 self.seen.clear()

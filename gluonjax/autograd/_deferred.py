@@ -120,7 +120,7 @@ def _force(arr):
         src[0].run()
     else:
         produce(d["_nsrc"])
-    if isinstance(arr, Pending):
+    if type(arr) is Pending:
         raise MXNetError("gluonjax internal error: a deferred value was not produced")
 
 
@@ -156,7 +156,7 @@ def deliver(node, values):
     node.values = tuple(values)
     for ref, v in zip(node.outs or (), values):
         a = ref()
-        if a is not None and isinstance(a, Pending):
+        if a is not None and type(a) is Pending:
             _set(a, v)
             _settle(a)
     node.outs = None
@@ -204,7 +204,7 @@ def _make_pending(arr, av):
     """Turn ``arr`` (or a new array when ``None``) into a Pending one of ``av``."""
     if arr is None:
         arr = NDArray.__new__(Pending)
-    elif not isinstance(arr, Pending):
+    elif type(arr) is not Pending:
         arr.__dict__["_cls"] = type(arr)
         arr.__class__ = Pending
     arr.__dict__["_aval"] = av
@@ -220,9 +220,9 @@ def defer_grads(call):
         if g is None:  # a new buffer: the variable's value stands for the aval
             g = leaf._grad = _make_pending(None, aval_of(leaf))
         else:
-            if req == "add" and isinstance(g, Pending):
+            if req == "add" and type(g) is Pending:
                 g._data  # noqa: B018 - an earlier pending gradient is produced first
-            if not isinstance(g, Pending):
+            if type(g) is not Pending:
                 _make_pending(g, aval(_get(g)))
         g.__dict__["_gsrc"] = (call, j)
         grads.append((req, g))
@@ -231,12 +231,12 @@ def defer_grads(call):
 
 def is_pending(arr):
     """Whether ``arr`` waits on a deferred call or a backward that has not run yet."""
-    return isinstance(arr, Pending)
+    return type(arr) is Pending
 
 
 def aval_of(arr):
     """The shape and dtype of ``arr`` (pending or not) as a jax abstract value."""
-    return arr.__dict__["_aval"] if isinstance(arr, Pending) else aval(_get(arr))
+    return arr.__dict__["_aval"] if type(arr) is Pending else aval(_get(arr))
 
 
 def settle_grads(call, cts):
@@ -264,7 +264,7 @@ def pending_call(grads):
     written (not added) as they are; else ``(None, None)``."""
     call, pos = None, []
     for g in grads:
-        src = g.__dict__.get("_gsrc") if isinstance(g, Pending) else None
+        src = g.__dict__.get("_gsrc") if type(g) is Pending else None
         if src is None or (call is not None and src[0] is not call):
             return None, None
         call = src[0]

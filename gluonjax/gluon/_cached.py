@@ -374,7 +374,7 @@ class _Signature:
         def fn(consts, *pv):
             return tuple(program(*jax.tree_util.tree_leaves((consts, *pv)))[:n_out])
 
-        fn.host_ok = _host.covers(closed)  # see autograd._plan.Plan
+        fn.host_ok = _host.runs_exactly(closed)  # see autograd._plan.Plan
         self.fn = fn
         self._vjp = None
         self._host = HostCalls(lambda consts, vals: fn(consts, *vals), exact=True, hot=HOST_CALLS)

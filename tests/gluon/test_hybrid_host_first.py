@@ -95,6 +95,30 @@ def test_recorded_call_and_backward(host_on, read_first):
     assert hostcall.STATS["runs"] - runs == (1 + read_first if host_on else 0)
 
 
+def test_host_path_turns_off_after_its_calls(host_on):
+    """A signature's and a plan's host path serve one set of shapes: after HOST_CALLS
+    calls it turns off for good (no per-call cost left on a training loop)."""
+    from gluonjax.autograd import _plan
+
+    x, y = nd.array(X), nd.array(Y)
+    x.attach_grad()
+    net = _net(Sliced)
+    for _ in range(hostcall.HOST_CALLS + 2):
+        with autograd.record():
+            out = net(x, y)
+        out.asnumpy()  # forced on its own: the signature's forward
+        out.backward()
+    sig = next(iter(net._cached.lazy_sigs.values()))
+    assert sig._host.off == host_on  # (with the host path off, nothing was counted)
+    used = [p for p in _plan._PLANS._d.values() if sum(p.host.seen.values(), 0) > 0]
+    assert used or not host_on
+    for p in used:  # every plan that ran on the host used its calls up, and is off
+        assert p.host.off == (max(p.host.seen.values()) >= hostcall.HOST_CALLS)
+    want = np.zeros_like(X)
+    want[IDX] = 2
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
+
+
 def test_a_sum_keeps_the_compiled_rounding(monkeypatch):
     """A program with a dot (NumPy may add in another order) never runs on the host here:
     the first call has the bits of every later call."""
