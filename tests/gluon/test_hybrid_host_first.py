@@ -103,17 +103,15 @@ def test_host_path_turns_off_after_its_calls(host_on):
     x, y = nd.array(X), nd.array(Y)
     x.attach_grad()
     net = _net(Sliced)
-    for _ in range(hostcall.HOST_CALLS + 2):
+    for _ in range(2 * hostcall.HOST_CALLS + 2):
         with autograd.record():
             out = net(x, y)
         out.asnumpy()  # forced on its own: the signature's forward
         out.backward()
     sig = next(iter(net._cached.lazy_sigs.values()))
     assert sig._host.off == host_on  # (with the host path off, nothing was counted)
-    used = [p for p in _plan._PLANS._d.values() if sum(p.host.seen.values(), 0) > 0]
-    assert used or not host_on
-    for p in used:  # every plan that ran on the host used its calls up, and is off
-        assert p.host.off == (max(p.host.seen.values()) >= hostcall.HOST_CALLS)
+    for p in _plan._PLANS._d.values():  # a plan that ran on the host used its calls up
+        assert p.host.off or max(p.host.seen.values(), default=0) < hostcall.HOST_CALLS
     want = np.zeros_like(X)
     want[IDX] = 2
     np.testing.assert_array_equal(x.grad.asnumpy(), want)
