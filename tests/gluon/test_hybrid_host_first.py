@@ -98,8 +98,6 @@ def test_recorded_call_and_backward(host_on, read_first):
 def test_host_path_turns_off_after_its_calls(host_on):
     """A signature's and a plan's host path serve one set of shapes: after HOST_CALLS
     calls it turns off for good (no per-call cost left on a training loop)."""
-    from gluonjax.autograd import _plan
-
     x, y = nd.array(X), nd.array(Y)
     x.attach_grad()
     net = _net(Sliced)
@@ -110,8 +108,6 @@ def test_host_path_turns_off_after_its_calls(host_on):
         out.backward()
     sig = next(iter(net._cached.lazy_sigs.values()))
     assert sig._host.off == host_on  # (with the host path off, nothing was counted)
-    for p in _plan._PLANS._d.values():  # a plan that ran on the host used its calls up
-        assert p.host.off or max(p.host.seen.values(), default=0) < hostcall.HOST_CALLS
     want = np.zeros_like(X)
     want[IDX] = 2
     np.testing.assert_array_equal(x.grad.asnumpy(), want)
