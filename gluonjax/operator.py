@@ -377,3 +377,8 @@ def _symbol_custom(*args, op_type=None, name=None, attr=None, **kwargs):
 _symbol_custom.__name__ = _symbol_custom.__qualname__ = "Custom"
 # mx.operator installs Custom into nd and sym (they sit below it and never import it)
 _nd.Custom, _sym.Custom = Custom, _symbol_custom
+
+
+from ._legacy_op import NDArrayOp, NumpyOp, PythonOp  # noqa: E402  (they build on CustomOp)
+
+__all__ += ["NDArrayOp", "NumpyOp", "PythonOp"]

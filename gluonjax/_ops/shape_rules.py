@@ -15,6 +15,8 @@ outputs alone (``where`` needs a fully known condition, as in MXNet).
 
 from __future__ import annotations
 
+import math
+
 from .defs.elemwise import SCALAR, UNARY
 
 __all__ = ["ShapeConflict", "merge", "is_known", "rule_for", "is_creation", "attr_shape"]
@@ -237,6 +239,24 @@ _SAME_DATA = (
 )
 
 _RULES: dict = {}
+def _reshape(attrs, names, ins, outs):
+    """MXNet's reverse reshape inference: one unknown input dimension is the output's
+    size over the known input dimensions."""
+    data, out = ins[0] if ins else None, outs[0] if outs else None
+    if data is None or not is_known(out) or is_known(data):
+        return ins, outs
+    unknown = [k for k, d in enumerate(data) if d < 0]
+    if len(unknown) != 1:
+        return ins, outs
+    known = math.prod(d for d in data if d >= 0)
+    size = math.prod(out)
+    if known == 0 or size % known:
+        raise ShapeConflict(f"Reshape: output {tuple(out)} does not fit input {tuple(data)}")
+    filled = list(data)
+    filled[unknown[0]] = size // known
+    return [tuple(filled), *ins[1:]], outs
+
+
 _REPLACES = {"where"}
 
 
@@ -254,6 +274,7 @@ def _build():
         SliceChannel=_slice_channel,
         Concat=_concat,
         where=_where,
+        Reshape=_reshape,
     )
 
 

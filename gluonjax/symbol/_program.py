@@ -225,6 +225,20 @@ class Program:
             self._bwd[cache_key] = fn
         return fn
 
+    def heads_used(self, diff_names, add_names, training, inputs):
+        """Per output, whether the gradients of ``diff_names`` depend on its head gradient.
+
+        An output whose gradient never reaches an argument (comparisons, ``shape_array``,
+        ``BlockGrad``...) needs no head gradient, as in MXNet, whose backward graph has no
+        head-gradient entry for it. ``inputs`` are the backward's arguments; read from the
+        backward's jaxpr once per structure."""
+        cache_key = (tuple(diff_names), tuple(add_names), bool(training) and self.moded)
+        bwd = self._make_backward(*cache_key)
+        closed = jax.make_jaxpr(bwd)(*inputs)
+        n_before = sum(len(jax.tree_util.tree_leaves(x)) for x in inputs[:4])
+        used = _used_inputs(closed.jaxpr)
+        return [used[n_before + i] for i in range(len(inputs[4]))]
+
     def _either(self, compiled, host, diff_names, add_names):
         """The backward: node by node on size classes (a graph of size-class ops on new
         shapes), else as one host program (its jaxpr in NumPy, new shapes), else
@@ -271,3 +285,11 @@ class Program:
             )
         names, fn = self._internals
         return names, fn(args, aux, seed_key, counter, bool(training))
+
+
+def _used_inputs(jaxpr):
+    """Which of ``jaxpr``'s inputs its outputs depend on (dead code removed)."""
+    from jax._src.interpreters import partial_eval as pe
+
+    _, used = pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))
+    return used

@@ -205,38 +205,54 @@ class Executor:
         if not diff:
             return
         outs = self.outputs
-        if out_grads is None:
-            pairs = zip(self._output_names, self._program.no_head, strict=False)
-            bad = [n for n, ok in pairs if not ok]
-            if bad:
-                raise MXNetError(
-                    f"backward() needs out_grads: output(s) {bad} are not loss outputs, so a "
-                    f"head gradient is required. To minimise an output, wrap it in "
-                    f"mx.sym.MakeLoss, or pass out_grads."
-                )
-            heads = [buckets.filled(o.shape, o.dtype, 1) for o in outs]
-        else:
-            if isinstance(out_grads, dict):
-                out_grads = [out_grads[k] for k in self._output_names]
-            elif not isinstance(out_grads, (list, tuple)):
-                out_grads = [out_grads]
-            if len(out_grads) != len(outs):
-                raise BindError(f"backward: {len(out_grads)} out_grads for {len(outs)} outputs")
-            heads = []
-            for name, g, o in zip(self._output_names, out_grads, outs, strict=False):
-                shape = tuple(np.shape(g) if not isinstance(g, NDArray) else g.shape)
-                if shape != o.shape:
-                    raise BindError(
-                        f"backward: out_grad of '{name}' has shape {shape}, the "
-                        f"output has {o.shape}"
-                    )
-                heads.append(_raw(g))
         if self._saved is None:
             args, aux = self._values()
             key, counter = self._key()
         else:
             args, aux, key, counter = self._saved
         gdict = self.grad_dict
+        if out_grads is None:
+            heads = [buckets.filled(o.shape, o.dtype, 1) for o in outs]
+            pairs = zip(self._output_names, self._program.no_head, strict=False)
+            bad = [(i, n) for i, (n, ok) in enumerate(pairs) if not ok]
+            if bad:
+                olds = {n: gdict[n]._data for n in add}
+                used = self._program.heads_used(
+                    diff, add, is_train, (args, aux, key, counter, heads, olds)
+                )
+                bad = [n for i, n in bad if used[i]]
+            if bad:
+                raise MXNetError(
+                    f"backward() needs out_grads: the gradients depend on the head gradient "
+                    f"of output(s) {bad}, which are not loss outputs. To minimise an output, "
+                    f"wrap it in mx.sym.MakeLoss, or pass out_grads."
+                )
+        else:
+            if isinstance(out_grads, dict):
+                out_grads = [out_grads[k] for k in self._output_names]
+            elif not isinstance(out_grads, (list, tuple)):
+                out_grads = [out_grads]
+            if len(out_grads) < len(outs):
+                raise BindError(f"backward: {len(out_grads)} out_grads for {len(outs)} outputs")
+            # More than one per output: MXNet reads the first len(outputs) and ignores the rest
+            heads, wrong = [], []
+            for i, (g, o) in enumerate(zip(out_grads, outs, strict=False)):
+                shape = tuple(np.shape(g) if not isinstance(g, NDArray) else g.shape)
+                if shape != o.shape:
+                    wrong.append((i, shape))
+                    g = buckets.filled(o.shape, o.dtype, 0)
+                heads.append(_raw(g))
+            if wrong:  # fine where that head gradient is never used (as MXNet: no check)
+                olds = {n: gdict[n]._data for n in add}
+                used = self._program.heads_used(
+                    diff, add, is_train, (args, aux, key, counter, heads, olds)
+                )
+                for i, shape in wrong:
+                    if used[i]:
+                        raise BindError(
+                            f"backward: out_grad of '{self._output_names[i]}' has shape "
+                            f"{shape}, the output has {outs[i].shape}"
+                        )
         fn = self._program.backward(diff, add, is_train)
         grads = fn(args, aux, key, counter, heads, {n: gdict[n]._data for n in add})
         for name in diff:

@@ -51,7 +51,12 @@ def fully_connected(data, weight, bias=None, *, num_hidden, no_bias, flatten):
         )
     out = jax.lax.dot_general(data, weight, (((data.ndim - 1,), (1,)), ((), ())))
     if bias is not None:
-        out = out + bias
+        if bias.shape not in ((num_hidden,), (num_hidden, 1)):  # MXNet takes both
+            raise ValueError(
+                f"bias shape {bias.shape} must be (num_hidden,) or (num_hidden, 1) with "
+                f"num_hidden = {num_hidden}"
+            )
+        out = out + bias.reshape(num_hidden)
     return out
 
 
@@ -85,6 +90,24 @@ def activation(data, *, act_type):
 _LEAKY = ("leaky", "prelu", "rrelu", "elu", "selu", "gelu")
 
 
+def _prelu_gamma_shape(gamma, data):
+    """MXNet's ``expand_shape``: gamma's dimensions, from the last, align with data's axes 1
+    and 0 where they are equal or 1; every other axis broadcasts."""
+    src, out = list(gamma.shape), [1] * data.ndim
+    s = len(src) - 1
+    for i in range(data.ndim - 1, -1, -1):
+        if s >= 0 and i <= 1 and src[s] in (data.shape[i], 1):
+            out[i] = src[s]
+            s -= 1
+    if s != -1:
+        raise ValueError(
+            f"prelu: gamma of shape {gamma.shape} does not fit data of shape {data.shape}: "
+            f"gamma aligns with the data's first two axes (channel-wise: gamma of shape "
+            f"({data.shape[1] if data.ndim > 1 else 1},))"
+        )
+    return tuple(out)
+
+
 @register(
     "LeakyReLU",
     inputs=lambda a: ("data", "gamma") if a["act_type"] == "prelu" else ("data",),
@@ -112,10 +135,7 @@ def leaky_relu(data, gamma=None, *, act_type, slope, lower_bound, upper_bound):
     if act_type == "leaky":
         return jnp.where(data > 0, data, data * slope)
     if act_type == "prelu":
-        g = gamma
-        if g.size > 1 and data.ndim > 1:
-            g = g.reshape((1, -1) + (1,) * (data.ndim - 2))
-        return jnp.where(data > 0, data, data * g)
+        return jnp.where(data > 0, data, data * gamma.reshape(_prelu_gamma_shape(gamma, data)))
     if act_type == "rrelu":
         mean = jnp.asarray((lower_bound + upper_bound) / 2, data.dtype)
         return jnp.where(data > 0, data, data * mean), jnp.full_like(data, mean)
