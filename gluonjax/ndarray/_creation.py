@@ -6,7 +6,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._ops.defs.shape_create import range_length, range_values
 from .._ops.registry import dtype_of
+from ..base import InvalidArgumentError
 from ..context import Context, current_context
 from .ndarray import NDArray
 
@@ -123,9 +125,9 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dt
     """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
     if stop is None:
         start, stop = 0, start
-    vals = np.arange(start, stop, step, dtype=np.float64).astype(_dt(dtype))
-    if repeat > 1:
-        vals = np.repeat(vals, int(repeat))
+    if step == 0:
+        raise InvalidArgumentError("arange: step cannot be 0")
+    vals = range_values(start, step, range_length(start, stop, step), repeat, _dt(dtype))
     return _new(vals, ctx)
 
 

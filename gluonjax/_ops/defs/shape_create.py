@@ -11,6 +11,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..registry import Attr, register
 
@@ -44,14 +45,24 @@ def full(*, shape, ctx, dtype, value):
     return jnp.full(shape, value, dtype)
 
 
-def _range_values(start, step, n, repeat, dtype):
-    """start + i*step for i < n (computed in ``dtype`` as MXNet), each repeated."""
-    i = jnp.arange(n, dtype=jnp.int32)
-    if jnp.issubdtype(dtype, jnp.integer):
-        vals = jnp.asarray(int(start), dtype) + i.astype(dtype) * jnp.asarray(int(step), dtype)
+def range_values(start, step, n, repeat, dtype):
+    """``start + i*step`` for ``i < n``, each repeated, as MXNet's range kernel computes it:
+    integer dtypes cast start and step to the dtype first (and wrap), floats multiply and
+    add in the dtype, rounding each (no fused multiply-add). NumPy values: they depend on
+    the attributes alone, so a program embeds them."""
+    dt = np.dtype(dtype)
+    i = np.arange(n, dtype=np.int64)
+    if np.issubdtype(dt, np.integer):
+        with np.errstate(over="ignore"):
+            vals = (int(start) + i * int(step)).astype(dt)
     else:
-        vals = jnp.asarray(start, dtype) + i.astype(dtype) * jnp.asarray(step, dtype)
-    return jnp.repeat(vals, repeat) if repeat > 1 else vals
+        vals = dt.type(start) + i.astype(dt) * dt.type(step)
+    return np.repeat(vals, int(repeat)) if repeat > 1 else vals
+
+
+def range_length(start, stop, step):
+    """The number of values of ``arange(start, stop, step)`` (MXNet: ceil((stop-start)/step))."""
+    return max(int(math.ceil((stop - start) / step)), 0)
 
 
 @register(
@@ -76,8 +87,7 @@ def arange(*, start, stop, step, repeat, infer_range, ctx, dtype):
         raise ValueError(f"repeat must be positive, got {repeat}")
     if stop is None:
         start, stop = 0.0, start
-    n = max(int(math.ceil((stop - start) / step)), 0)
-    return _range_values(start, step, n, repeat, jnp.dtype(dtype))
+    return jnp.asarray(range_values(start, step, range_length(start, stop, step), repeat, dtype))
 
 
 @register(
@@ -119,5 +129,5 @@ def arange_like(data, *, start, step, repeat, ctx, axis):
             raise ValueError(f"axis {axis} is out of range for a {data.ndim}-d input")
         shape = (data.shape[axis],)
     size = math.prod(shape)
-    vals = _range_values(start, step, -(-size // repeat), repeat, data.dtype)[:size]
+    vals = jnp.asarray(range_values(start, step, -(-size // repeat), repeat, data.dtype)[:size])
     return jax.lax.stop_gradient(vals.reshape(shape))
