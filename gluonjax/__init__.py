@@ -78,6 +78,14 @@ from .util import (  # noqa: E402
 )
 
 ndarray.np, ndarray.npx = np, npx  # F.np / F.npx in hybrid_forward(F, ...)
+# mx.contrib.nd / mx.contrib.sym: MXNet's contrib op modules (the same as nd.contrib, sym.contrib)
+contrib.nd = contrib.ndarray = ndarray.contrib
+contrib.sym = contrib.symbol = symbol.contrib
+# mx.contrib.autograd / mx.contrib.text, imported with mx.contrib as MXNet does (they sit
+# in higher layers than the contrib package, so the package cannot import them itself)
+from .contrib import autograd as _contrib_autograd  # noqa: E402,F401
+from .contrib import text as _contrib_text  # noqa: E402,F401
+
 symbol.npx = npx  # npx functions given a Symbol build symbols (see numpy._array.SYMBOLIC)
 
 _LAZY = ("test_utils",)

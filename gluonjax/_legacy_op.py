@@ -26,7 +26,8 @@ import warnings
 
 import numpy as np
 
-from . import operator, symbol
+from . import symbol
+from ._custom_op import CustomOp, CustomOpProp, register
 
 _COUNT = itertools.count()
 
@@ -55,7 +56,7 @@ class PythonOp:
     def get_symbol(self, *args, **kwargs):
         """The symbol of this operator applied to ``args`` (symbols)."""
         op_type = f"_legacy_python_op{next(_COUNT)}"
-        operator.register(op_type)(_prop_class(self))
+        register(op_type)(_prop_class(self))
         return symbol.Custom(*args, op_type=op_type, **kwargs)
 
     def forward(self, in_data, out_data):
@@ -108,7 +109,7 @@ def _prop_class(op):
         for i, (d, v) in enumerate(zip(dst, src, strict=False)):
             custom.assign(d, req[i], v)
 
-    class _Op(operator.CustomOp):
+    class _Op(CustomOp):
         def forward(self, is_train, req, in_data, out_data, aux):
             outs = host(out_data)
             op.forward(in_data=host(in_data), out_data=outs)
@@ -124,7 +125,7 @@ def _prop_class(op):
             )
             put(self, req, in_grad, grads)
 
-    class _Prop(operator.CustomOpProp):
+    class _Prop(CustomOpProp):
         def __init__(self):
             super().__init__(need_top_grad=op.need_top_grad())
 

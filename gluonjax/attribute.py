@@ -11,6 +11,7 @@ Examples
 
 from __future__ import annotations
 
+import collections
 import threading
 
 __all__ = ["AttrScope", "current"]
@@ -20,6 +21,9 @@ _local = threading.local()
 
 class AttrScope:
     """Attach string attributes (``ctx_group``, ``lr_mult``...) to new symbols."""
+
+    # control-flow subgraph name -> how many were made (``foreach0``, ``foreach1``...)
+    _subgraph_names = collections.defaultdict(int)
 
     def __init__(self, **kwargs):
         for v in kwargs.values():

@@ -33,11 +33,13 @@ __all__ = [
     "ParameterMismatchError",
     "IndexOutOfRangeError",
     "DuplicateParameterError",
+    "ControlFlowError",
     "ForwardOutputError",
     "InputWriteError",
     "BlockInputError",
     "InvalidArgumentError",
     "ArgumentTypeError",
+    "EstimatorSetupError",
     "StaleGradientError",
     "FileError",
     "MissingFileError",
@@ -112,6 +114,12 @@ class DuplicateParameterError(MXNetError, ValueError, AssertionError):
     (MXNet 1.9.1 fails an ``assert`` there, so ``AssertionError`` is a base too)."""
 
 
+class ControlFlowError(MXNetError, ValueError, AssertionError):
+    """A misused ``contrib.foreach`` / ``while_loop`` / ``cond``: no ``max_iterations``,
+    loop states that change number or format, a data array or state the loop body does
+    not use. MXNet 1.9.1 raises ``ValueError`` or fails an ``assert`` there."""
+
+
 class ForwardOutputError(MXNetError, TypeError, ValueError):
     """``forward``/``hybrid_forward`` returned something that is not an NDArray/Symbol
     (None, a Python number, a numpy array). MXNet raises ``ValueError`` when hybridized."""
@@ -137,6 +145,12 @@ class StaleGradientError(MXNetError, UserWarning):
 
 class ArgumentTypeError(MXNetError, TypeError):
     """An argument of a type the function cannot take."""
+
+
+class EstimatorSetupError(MXNetError, ValueError, AssertionError):
+    """An Estimator or event-handler setting that cannot work: a context this machine
+    does not have, a ``CheckpointHandler`` resuming with another period type than the
+    fit's (MXNet 1.9.1 fails an ``assert`` there, so ``AssertionError`` is a base too)."""
 
 
 class FileError(MXNetError, OSError):
@@ -269,6 +283,17 @@ mx_real_t = np.float32
 def py_str(x):
     """Decode bytes from a C API as UTF-8 (MXNet's ``py_str``); str passes through."""
     return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else x
+
+
+def _as_list(obj):
+    """``obj`` itself if it is a list or tuple, else ``[obj]`` (MXNet's ``_as_list``).
+
+    Examples
+    --------
+    >>> _as_list(3), _as_list((1, 2))
+    ([3], (1, 2))
+    """
+    return obj if isinstance(obj, (list, tuple)) else [obj]
 
 
 class _NullType:

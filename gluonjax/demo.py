@@ -19,6 +19,8 @@ import time
 
 import numpy as np
 
+from ._progress import ProgressBar
+
 TOLERANCE = 1e-4  # max abs difference allowed between trained and reloaded outputs
 
 
@@ -44,34 +46,6 @@ def make_lenet():
             return self.fc3(self.fc2(self.fc1(x)))
 
     return LeNet()
-
-
-class ProgressBar:
-    """A one-line text progress bar: redrawn in place on a terminal, one line per
-    epoch otherwise (logs, CI); silent when ``enabled`` is False."""
-
-    def __init__(self, total, title, enabled=True, width=24, stream=None):
-        self.total, self.title, self.enabled, self.width = total, title, enabled, width
-        self.stream = stream or sys.stdout
-        self.tty = self.enabled and self.stream.isatty()
-        self.t0 = time.perf_counter()
-
-    def update(self, done, text=""):
-        if self.tty:
-            self.stream.write("\r" + self._line(done, text))
-            self.stream.flush()
-
-    def close(self, text=""):
-        if not self.enabled:
-            return
-        self.stream.write(("\r" if self.tty else "") + self._line(self.total, text) + "\n")
-        self.stream.flush()
-
-    def _line(self, done, text):
-        fill = int(self.width * done / max(self.total, 1))
-        bar = "#" * fill + "." * (self.width - fill)
-        took = time.perf_counter() - self.t0
-        return f"{self.title} [{bar}] {done}/{self.total} {text} ({took:.1f}s)"
 
 
 def _train_step(net, trainer, loss_fn, xb, yb):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from ._init.compose import Load, Mixed
 from ._init.core import InitDesc, Initializer
 from ._init.fan import MSRAPrelu, Orthogonal, Xavier
+from ._init.fused_rnn import FusedRNN
 from ._init.registry import alias, create, register
 from ._init.simple import Bilinear, Constant, LSTMBias, Normal, One, Uniform, Zero
 from ._init.util import InitializerError
@@ -43,6 +44,7 @@ __all__ = [
     "Orthogonal",
     "Bilinear",
     "LSTMBias",
+    "FusedRNN",
     "Mixed",
     "Load",
 ]

@@ -34,12 +34,23 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import numpy as np
 
 from . import autograd
 from . import ndarray as _nd
 from . import symbol as _sym
+from ._custom_op import (
+    _REGISTRY,  # noqa: F401  (mx.operator._REGISTRY, as before)
+    CustomOp,
+    CustomOpError,
+    CustomOpProp,
+    _prop,
+    get_all_registered_operators,
+    register,
+)
 from ._ops.registry import REQUIRED, Attr
 from ._ops.registry import get as _get_op
 from ._ops.registry import register as _register_op
@@ -48,145 +59,6 @@ from .context import current_context
 from .ndarray import NDArray, zeros
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators", "Custom"]
-
-_REGISTRY: dict = {}
-
-
-class CustomOpError(MXNetError, ValueError):
-    """A custom operator that is unknown, or whose prop or op misbehaves."""
-
-
-class CustomOp:
-    """Base class of Python operators: define ``forward`` and ``backward``."""
-
-    def __init__(self):
-        pass
-
-    def forward(self, is_train, req, in_data, out_data, aux):
-        """Compute ``out_data`` from ``in_data`` (write with :meth:`assign`).
-
-        Parameters
-        ----------
-        is_train : bool
-        req : list of {'null', 'write', 'inplace', 'add'}
-            How each output is to be written.
-        in_data, out_data, aux : list of NDArray
-        """
-        raise NotImplementedError(f"{type(self).__name__}.forward")
-
-    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-        """Compute ``in_grad`` from ``out_grad`` (write with :meth:`assign`)."""
-        raise NotImplementedError(f"{type(self).__name__}.backward")
-
-    def assign(self, dst, req, src):
-        """Write ``src`` into NDArray ``dst`` as ``req`` says ('null': nothing, 'write' or
-        'inplace': overwrite, 'add': accumulate)."""
-        if req == "null":
-            return
-        if req in ("write", "inplace"):
-            dst[:] = src
-        elif req == "add":
-            dst[:] = dst + src
-        else:
-            raise CustomOpError(f"assign: unknown req {req!r} (null, write, inplace or add)")
-
-
-class CustomOpProp:
-    """Base class of operator descriptions: arguments, outputs, inference, creation.
-
-    Parameters
-    ----------
-    need_top_grad : bool
-        Whether ``backward`` needs the output gradients (False for losses).
-    """
-
-    def __init__(self, need_top_grad=True):
-        self.need_top_grad_ = need_top_grad
-
-    def infer_shape(self, in_shape):
-        """``(arg_shapes, out_shapes, aux_shapes)``; by default every output and auxiliary
-        state has the first input's shape."""
-        first = in_shape[0]
-        return (
-            in_shape,
-            [first] * len(self.list_outputs()),
-            [first] * len(self.list_auxiliary_states()),
-        )
-
-    def infer_type(self, in_type):
-        """``(arg_types, out_types, aux_types)``; by default the first input's type."""
-        t = in_type[0]
-        return (
-            [t] * len(in_type),
-            [t] * len(self.list_outputs()),
-            [t] * len(self.list_auxiliary_states()),
-        )
-
-    def infer_storage_type(self, in_stype):
-        """Dense storage for every array (gluonjax arrays are dense)."""
-        return (
-            ["default"] * len(in_stype),
-            ["default"] * len(self.list_outputs()),
-            ["default"] * len(self.list_auxiliary_states()),
-        )
-
-    def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype, aux_stype):
-        """Dense storage for every gradient."""
-        return (
-            ["default"] * len(ograd_stype),
-            ["default"] * len(in_stype),
-            ["default"] * len(out_stype),
-            ["default"] * len(igrad_stype),
-            ["default"] * len(aux_stype),
-        )
-
-    def list_outputs(self):
-        """Output names (default ``['output']``)."""
-        return ["output"]
-
-    def list_arguments(self):
-        """Input names (default ``['data']``)."""
-        return ["data"]
-
-    def list_auxiliary_states(self):
-        """Auxiliary state names (default none)."""
-        return []
-
-    def declare_backward_dependency(self, out_grad, in_data, out_data):
-        """The arrays ``backward`` reads (all of them by default)."""
-        deps = list(out_grad) if self.need_top_grad_ else []
-        return deps + list(in_data) + list(out_data)
-
-    def create_operator(self, ctx, in_shapes, in_dtypes):
-        """The :class:`CustomOp` for these input shapes and dtypes."""
-        return CustomOp()
-
-
-def register(reg_name):
-    """Class decorator: register a :class:`CustomOpProp` subclass as ``op_type=reg_name``."""
-
-    def deco(prop_cls):
-        if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
-            raise CustomOpError(f"register({reg_name!r}) decorates CustomOpProp subclasses")
-        _REGISTRY[reg_name] = prop_cls
-        return prop_cls
-
-    return deco
-
-
-def get_all_registered_operators():
-    """The names of the registered custom operators."""
-    return sorted(_REGISTRY)
-
-
-def _prop(op_type, kwargs):
-    cls = _REGISTRY.get(op_type)
-    if cls is None:
-        raise CustomOpError(
-            f"Custom: no operator registered as op_type={op_type!r}; registered: "
-            f"{get_all_registered_operators()} (use @mx.operator.register(name))"
-        )
-    return cls(**{k: str(v) for k, v in kwargs.items()})
 
 
 def _inference(prop, inputs, n_args):
@@ -233,6 +105,7 @@ def Custom(*args, op_type=None, name=None, out=None, **kwargs):  # noqa: N802  (
         current_context(), [x.shape for x in inputs[:n_args]], [x.dtype for x in inputs[:n_args]]
     )
     fn = _CustomFunction(op, n_args, out_shapes, out_types, zeros)
+    fn._op_type = op_type
     res = fn(*inputs)
     outs = res if isinstance(res, list) else [res]
     if out is not None:
@@ -241,6 +114,21 @@ def Custom(*args, op_type=None, name=None, out=None, **kwargs):  # noqa: N802  (
             t._data, t._node = r._data, r._node
         return out
     return outs[0] if len(outs) == 1 else outs
+
+
+@contextlib.contextmanager
+def _user_code(fn, stage):
+    """An error in a custom operator's Python code is an MXNetError, as in MXNet (which
+    reports it from the engine); MXNet's own errors pass as they are."""
+    try:
+        yield
+    except MXNetError:
+        raise
+    except Exception as err:
+        raise CustomOpError(
+            f"Custom operator {getattr(fn, '_op_type', '?')!r}: its {stage} raised "
+            f"{type(err).__name__}: {err}"
+        ) from err
 
 
 class _CustomFunction(autograd.Function):
@@ -257,7 +145,8 @@ class _CustomFunction(autograd.Function):
     def forward(self, *inputs):
         data, aux = list(inputs[: self._n_args]), list(inputs[self._n_args :])
         outs = [self._zeros(tuple(s), dtype=np.dtype(t)) for s, t in self._out]
-        self._op.forward(autograd.is_training(), ["write"] * len(outs), data, outs, aux)
+        with _user_code(self, "forward"):
+            self._op.forward(autograd.is_training(), ["write"] * len(outs), data, outs, aux)
         self._inputs, self._outputs = inputs, [o.copy() for o in outs]
         return outs if len(outs) > 1 else outs[0]
 
@@ -265,7 +154,10 @@ class _CustomFunction(autograd.Function):
         inputs = self._inputs
         data, aux = list(inputs[: self._n_args]), list(inputs[self._n_args :])
         grads = [self._zeros(x.shape, dtype=x.dtype) for x in data]
-        self._op.backward(["write"] * len(grads), list(out_grads), data, self._outputs, grads, aux)
+        with _user_code(self, "backward"):
+            self._op.backward(
+                ["write"] * len(grads), list(out_grads), data, self._outputs, grads, aux
+            )
         return grads + [self._zeros(a.shape, dtype=a.dtype) for a in aux]
 
 
@@ -289,6 +181,27 @@ def _input_names(attrs):
     return tuple(prop.list_arguments()) + tuple(prop.list_auxiliary_states())
 
 
+def _aux_names(attrs):
+    """The prop's auxiliary states: inputs the operator may write (MXNet's aux)."""
+    if attrs.get("op_type") is None:
+        return ()
+    return tuple(_graph_prop(attrs).list_auxiliary_states())
+
+
+def _infer_inputs(attrs, given):
+    """The prop's ``infer_shape`` fills unknown arguments and auxiliary states (MXNet's
+    shape inference of a Custom node: ``[]`` aux shapes leave them unknown)."""
+    if attrs.get("op_type") is None:
+        return {}
+    prop = _graph_prop(attrs)
+    names = list(prop.list_arguments())
+    res = prop.infer_shape([tuple(given.get(n, ())) for n in names])
+    found = dict(zip(names, res[0], strict=False))
+    if len(res) > 2:
+        found.update(zip(prop.list_auxiliary_states(), res[2], strict=False))
+    return {n: tuple(int(d) for d in s) for n, s in found.items() if s is not None and len(s)}
+
+
 def _n_outputs(attrs):
     return len(_graph_prop(attrs).list_outputs()) if attrs.get("op_type") else 1
 
@@ -309,13 +222,16 @@ def _host(fn):
     inputs=_input_names,
     attrs={"op_type": Attr("str", REQUIRED), "kwargs": Attr("pairs", ())},
     num_outputs=_n_outputs,
+    aux=_aux_names,
+    infer_args=_infer_inputs,
     mode=True,
 )
 def _graph_custom(*arrays, op_type, kwargs, _train):
     """Run the Python operator registered as ``op_type`` (see ``mx.operator``).
 
-    Inputs: the prop's arguments, then its auxiliary states. ``kwargs`` holds the prop's
-    constructor arguments as ``((name, string), ...)``.
+    Inputs: the prop's arguments, then its auxiliary states, which the operator may write
+    (their new values are returned, as BatchNorm's statistics are, and ``backward`` sees
+    them). ``kwargs`` holds the prop's constructor arguments as ``((name, string), ...)``.
     """
     prop = _graph_prop({"op_type": op_type, "kwargs": kwargs})
     n_args = len(prop.list_arguments())
@@ -324,17 +240,19 @@ def _graph_custom(*arrays, op_type, kwargs, _train):
     out_shapes = [tuple(s) for s in prop.infer_shape(in_shapes[:n_args])[1]]
     out_types = [np.dtype(t) for t in prop.infer_type(in_types[:n_args])[1]]
     op = prop.create_operator(current_context(), in_shapes[:n_args], in_types[:n_args])
+    n_out, has_aux = len(out_shapes), len(arrays) > n_args
     out_spec = tuple(jax.ShapeDtypeStruct(s, t) for s, t in zip(out_shapes, out_types))
     in_spec = tuple(jax.ShapeDtypeStruct(s, t) for s, t in zip(in_shapes, in_types))
+    aux_spec = in_spec[n_args:]
 
     def forward(inputs):
         outs = [zeros(s, dtype=t) for s, t in zip(out_shapes, out_types)]
-        op.forward(_train, ["write"] * len(outs), inputs[:n_args], outs, inputs[n_args:])
-        return outs
+        aux = inputs[n_args:]
+        op.forward(_train, ["write"] * len(outs), inputs[:n_args], outs, aux)
+        return outs + aux
 
     def backward(values):
         k = len(arrays)
-        n_out = len(out_shapes)
         inputs, outs, cts = values[:k], values[k : k + n_out], values[k + n_out :]
         grads = [zeros(s, dtype=t) for s, t in zip(in_shapes, in_types)]
         op.backward(["write"] * n_args, cts, inputs[:n_args], outs, grads[:n_args], inputs[n_args:])
@@ -344,19 +262,23 @@ def _graph_custom(*arrays, op_type, kwargs, _train):
 
     @jax.custom_vjp
     def run(*xs):
-        return jax.pure_callback(fwd_host, out_spec, *xs)
+        return tuple(jax.pure_callback(fwd_host, out_spec + aux_spec, *xs))
 
     def run_fwd(*xs):
-        outs = run(*xs)
-        return outs, (xs, outs)
+        res = run(*xs)
+        # backward sees the auxiliary states as the forward left them
+        return res, (xs[:n_args] + res[n_out:], res[:n_out])
 
     def run_bwd(res, cts):
         xs, outs = res
-        return tuple(jax.pure_callback(bwd_host, in_spec, *xs, *outs, *cts))
+        return tuple(jax.pure_callback(bwd_host, in_spec, *xs, *outs, *cts[:n_out]))
 
     run.defvjp(run_fwd, run_bwd)
-    outs = run(*arrays)
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    res = run(*arrays)
+    outs, new_aux = list(res[:n_out]), list(res[n_out:])
+    if has_aux:
+        return (outs[0] if n_out == 1 else tuple(outs)), new_aux
+    return outs[0] if n_out == 1 else tuple(outs)
 
 
 _GRAPH_OP = _get_op("Custom")

@@ -199,6 +199,17 @@ def test_context_that_does_not_exist():
         mx.nd.ones(2, ctx=mx.gpu(7))
 
 
+def test_estimator_context_that_does_not_exist():
+    """MXNet 1.9.1's Estimator fails an ``assert`` there: AssertionError is a base."""
+    from gluonjax.gluon.contrib.estimator import Estimator
+
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd")
+    with raises(base.EstimatorSetupError, AssertionError, "gpu(100)", "not available", "cpu()"):
+        Estimator(net, mx.gluon.loss.L2Loss(), trainer=trainer, context=[mx.gpu(100)])
+
+
 # ----------------------------------------------------------------------------- blocks
 def _two_fc():
     net = nn.Sequential()
@@ -626,3 +637,38 @@ def test_error_classes_listed_in_docs():
     ]
     missing = [n for n in classes if f"`{n}`" not in page]
     assert not missing, missing
+
+
+# ----------------------------------------------------------------------------- thin contrib modules
+def test_contrib_text_errors_keep_mxnet_builtins(tmp_path):
+    from collections import Counter
+
+    from gluonjax.contrib import text
+
+    with raises(text.vocab.TextError, AssertionError, "duplicates", "['x', 'x']"):
+        text.vocab.Vocabulary(Counter("ab"), reserved_tokens=["x", "x"])
+    bad = tmp_path / "vec.txt"
+    bad.write_text("a 1 2\nb 1\nc 1 2 3\n")
+    with raises(text.vocab.TextError, ValueError, "line 3", "vec.txt", "3 numbers"):
+        text.embedding.CustomEmbedding(str(bad))
+    with raises(text.embedding.UnknownEmbeddingError, KeyError, "'nope'"):
+        text.embedding.create("nope")
+
+
+def test_svrg_optimizer_unknown_index():
+    from gluonjax.contrib.svrg_optimization.svrg_optimizer import SVRGKeyError, _SVRGOptimizer
+
+    opt = _SVRGOptimizer("sgd", param_idx2name={0: "w"})
+    with raises(SVRGKeyError, KeyError, "index 3", "param_idx2name"):
+        opt.create_state(3, mx.nd.zeros((2,)))
+
+
+def test_control_flow_misuse():
+    with raises(base.ControlFlowError, AssertionError, "state 0 is not used", "foreach"):
+        mx.sym.contrib.foreach(lambda x, s: (x, [x]), mx.sym.var("x"), [mx.sym.var("s")])
+    with raises(base.ControlFlowError, ValueError, "max_iterations"):
+        mx.nd.contrib.while_loop(lambda i: i < 2, lambda i: (i, i + 1), [mx.nd.zeros((1,))])
+    with raises(base.ControlFlowError, ValueError, "2 loop variables for 1"):
+        mx.nd.contrib.while_loop(
+            lambda i: i < 2, lambda i: (i, [i + 1, i]), [mx.nd.zeros((1,))], max_iterations=3
+        )

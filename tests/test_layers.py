@@ -23,16 +23,16 @@ LAYERS = [
     (
         "core",
         "base _caches _collectives _compile _distributed _graph _inline _io _rng _data _metric "
-        "context name attribute util runtime profiler lr_scheduler metric recordio",
+        "_progress context name attribute util runtime profiler lr_scheduler metric recordio",
     ),
-    ("ops", "_ops _control_flow contrib"),
+    ("ops", "_ops _control_flow _step_keys contrib"),
     ("tape", "_tape"),
     ("nd", "ndarray random numpy numpy_extension numpy_dispatch_protocol"),
     ("sym", "symbol executor viz"),
-    ("autograd", "autograd"),
-    ("optimizer/kvstore", "optimizer kvstore initializer _init operator monitor"),
-    ("gluon", "gluon io image data rnn deploy"),
-    ("module", "module model callback"),
+    ("autograd", "autograd contrib.autograd"),
+    ("optimizer/kvstore", "optimizer kvstore initializer _init operator _custom_op _legacy_op monitor"),
+    ("gluon", "gluon io image data rnn deploy contrib.text"),
+    ("module", "module model callback contrib.svrg_optimization"),
     ("tools", "test_utils tools demo mxnet_alias run launch"),
 ]
 LAYER_OF = {u: i for i, (_, units) in enumerate(LAYERS) for u in units.split()}
@@ -98,8 +98,15 @@ def edges():
     return out
 
 
+# ``mx.contrib`` gathers MXNet's contrib modules of every height: its package (control
+# flow, ``nd.contrib``) is an ops unit, each of these submodules a unit of its own layer.
+CONTRIB_UNITS = {"autograd", "text", "svrg_optimization"}
+
+
 def unit(mod):
     parts = mod.split(".")
+    if len(parts) > 2 and parts[1] == "contrib" and parts[2] in CONTRIB_UNITS:
+        return f"contrib.{parts[2]}"
     return parts[1] if len(parts) > 1 else ""
 
 

@@ -43,7 +43,12 @@ from op_fixture_cases import ND, Aux  # noqa: E402
 # The case modules register their cases on import, drawing from one shared random
 # stream: they are imported in this fixed order (not the alphabetical one) so that
 # adding a module never changes the inputs of the cases before it.
-CASE_MODULES = ("op_fixture_cases_tensor", "op_fixture_cases_kinks", "op_fixture_cases_contrib")
+CASE_MODULES = (
+    "op_fixture_cases_tensor",
+    "op_fixture_cases_kinks",
+    "op_fixture_cases_contrib",
+    "op_fixture_cases_contrib_ops",
+)
 for _name in CASE_MODULES:
     importlib.import_module(_name)
 

@@ -46,7 +46,7 @@ class Op:
     # variadic ops: fn(attrs) -> number of inputs when the attributes say it (num_args,
     # num_arrays, 3 * num_weights...); None reads ``num_args``
     count: Callable | None = None
-    aux: tuple = ()
+    aux: Any = ()  # tuple of input names, or fn(attrs) -> tuple (Custom: the prop's)
     num_outputs: Any = 1  # int or fn(attrs) -> int
     visible_outputs: Any = None  # int or fn(attrs); default num_outputs
     output_names: Any = ("output",)
@@ -56,6 +56,11 @@ class Op:
     # eager only: fn(attrs: dict, arrays) -> None, raises on bad input *values* (bounds of
     # take(mode='raise'), Embedding indices); never called on traced values
     check: Callable | None = None
+    # eager only: fn(attrs: dict, arrays) -> dict of hidden static attributes read from
+    # the input *values* (boolean_mask's count: an output shape that depends on values);
+    # a traced call leaves them at their defaults and the implementation says it needs
+    # eager values (HostOnlyError)
+    eager_attrs: Callable | None = None
     head_free: bool = False  # gradient ignores the head gradient (MXNet's loss outputs)
     # eager runs on new shapes use size classes (``_ops.buckets``): "map", "broadcast",
     # ("reduce", identity) with identity 0, 1, "low", "high" or "mean", or "contract"
@@ -136,6 +141,10 @@ class Op:
             return tuple(f"arg{i}" for i in range(n_args or 0))
         names = self.inputs(attrs) if callable(self.inputs) else self.inputs
         return tuple(names)
+
+    def aux_names(self, attrs):
+        """The auxiliary-state inputs for these attributes (``aux`` may be fn(attrs))."""
+        return tuple(self.aux(attrs)) if callable(self.aux) else self.aux
 
     def n_outputs(self, attrs):
         return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs

@@ -239,6 +239,8 @@ _SAME_DATA = (
 )
 
 _RULES: dict = {}
+
+
 def _reshape(attrs, names, ins, outs):
     """MXNet's reverse reshape inference: one unknown input dimension is the output's
     size over the known input dimensions."""

@@ -17,6 +17,7 @@ import types
 
 from .. import _control_flow
 from .._control_flow import cond, foreach, while_loop
+from . import _updates
 
 
 def namespace(parent, name):
@@ -30,6 +31,7 @@ def namespace(parent, name):
     mod.rand_zipfian = _zipfian(parent, name)
     if name == "nd":
         mod.isinf, mod.isfinite, mod.isnan = _nd_checks(parent)
+        _updates.install(mod, parent)
     return mod
 
 

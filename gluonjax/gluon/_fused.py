@@ -21,7 +21,9 @@ from .block import to_ndarray
 
 
 class FusedStep:
-    """Callable ``step(data, label, batch_size=None) -> loss`` (an NDArray per sample).
+    """Callable ``step(data, label, batch_size=None) -> loss`` (an NDArray per sample);
+    with ``return_output=True`` it returns ``(loss, output)``, ``output`` being the
+    net's forward output of this step (before the update, as the three-line loop's).
 
     On parameters initialized on several real devices, ``data``/``label`` are the
     whole batch or its shards (``split_and_load``'s list) and the step is one
@@ -31,8 +33,9 @@ class FusedStep:
     mesh = None  # a MeshState when the parameters live on several real devices
     dist = False  # sum the gradients over the workers of a multi-process job
 
-    def __init__(self, trainer, net, loss_fn):
+    def __init__(self, trainer, net, loss_fn, return_output=False):
         self.trainer, self.net, self.loss_fn = trainer, net, loss_fn
+        self.return_output = bool(return_output)  # fixed: the compiled program depends on it
         self._jit = None
         self._copied = ()  # parameters with per-context copies outside a mesh
 
@@ -129,18 +132,12 @@ class FusedStep:
             full = list(pvals)
             for k, i in enumerate(pos):
                 full[i] = tv[k]
-            loss, updates, used = pure_call(
-                self.net,
-                self.all,
-                full,
-                seed_key,
-                counter,
-                True,
-                lambda: self.loss_fn(self.net(NDArray(x)), NDArray(y)),
+            res, updates, used = pure_call(
+                self.net, self.all, full, seed_key, counter, True, lambda: self._forward(x, y)
             )
             if used:
                 self.uses_random = True
-            return jnp.sum(loss), (loss, updates)
+            return jnp.sum(res[0] if self.return_output else res), (res, updates)
 
         _, (grads,), (loss, updates) = pullback(loss_of, ([pvals[i] for i in pos],), None, True)
         if self.dist:  # the sum over the workers (trainer.step's store does the same)
@@ -156,6 +153,17 @@ class FusedStep:
         for w, i in zip(new_w, pos):
             new_p[i] = w
         return new_p, new_s, loss
+
+    def _forward(self, x, y):
+        out = self.net(NDArray(x))
+        loss = self.loss_fn(out, NDArray(y))
+        return (loss, out) if self.return_output else loss
+
+    def _result(self, res):
+        if self.return_output:
+            loss, out = res
+            return NDArray(loss), jax.tree_util.tree_map(NDArray, out)
+        return NDArray(res) if not isinstance(res, (list, tuple)) else res
 
     def __call__(self, data, label, batch_size=None):
         if self.mesh is not None:
@@ -178,7 +186,7 @@ class FusedStep:
         write_values(self.datas, new_p)
         for p in self._copied:  # logical contexts: every copy takes the new value
             p._sync_copies()
-        return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss
+        return self._result(loss)
 
     def _call_mesh(self, data, label, batch_size):
         """The step over the mesh: the batch sharded along it, parameters replicated."""
@@ -194,7 +202,7 @@ class FusedStep:
         new_p, loss = ms.settle(self._launch(ms.values(self.all), states, x, y, batch_size))
         ms.write(self.all, new_p)
         self._states_put = [all_states[i] for i in self.train_idx]
-        return NDArray(loss) if not isinstance(loss, (list, tuple)) else loss
+        return self._result(loss)
 
     def _launch(self, pvals, states, x, y, batch_size):
         """Run the compiled step; store the new optimizer states, return (params, loss)."""

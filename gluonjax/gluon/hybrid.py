@@ -138,6 +138,10 @@ class HybridBlock(Block):
             if args and not isinstance(args[0], NDArray) and hasattr(args[0], "_outputs"):
                 _fc.check_inputs(self, args)
                 return super().__call__(*args)
+            if self.__dict__.get("_nested_fmt") is None and any(
+                isinstance(a, (list, tuple)) for a in args
+            ):
+                return self._call_nested(args)
             if (_state.is_recording() and _int_grad_inputs(args)) or self._host_only:
                 # integer inputs that take part in differentiation (MXNet gives them
                 # gradients): the op-by-op path has their float stand-ins; the compiled
@@ -169,6 +173,25 @@ class HybridBlock(Block):
         _fc.restore_and_check(self, args, before)
         out = _npm.finish(self, out)
         return out if type(out) is NDArray else _fc.check_output(self, out, "eager")
+
+    def _call_nested(self, args):
+        """A hybridized call with (nested) lists of arrays among its inputs: the compiled
+        forward takes the flat arrays and ``hybrid_forward`` gets them regrouped (MXNet
+        flattens the inputs the same way); a new nesting builds a new graph."""
+        _fc.check_inputs(self, args)  # errors name the caller's (nested) input position
+        flat, fmt = _flatten_inputs(args)
+        if self.__dict__.get("_in_fmt") != fmt:
+            self._clear_cached()
+            object.__setattr__(self, "_in_fmt", fmt)
+        object.__setattr__(self, "_nested_fmt", fmt)
+        try:
+            return self(*flat)
+        finally:
+            object.__setattr__(self, "_nested_fmt", None)
+
+    def _regroup_inputs(self, inputs):
+        fmt = self.__dict__.get("_nested_fmt")
+        return list(inputs) if fmt is None else _regroup_inputs(list(inputs), fmt)
 
     def _call_cached(self, cached, args, f):
         if self._forward_pre_hooks or self._forward_hooks:
@@ -304,7 +327,7 @@ class HybridBlock(Block):
         if np_mode:  # F.np / F.npx on arrays, eager and traced alike
             x, args = _npm.np_view(x), tuple(_npm.np_view(a) for a in args)
             params = {k: _npm.np_view(v) for k, v in params.items()}
-        return self.hybrid_forward(_nd(), x, *args, **params)
+        return self.hybrid_forward(_nd(), *self._regroup_inputs([x, *args]), **params)
 
     def _symbol_forward(self, x, *args):
         sym = _sym()
@@ -313,7 +336,7 @@ class HybridBlock(Block):
             return self._traced_symbol_forward(scope, x, *args)
         with self.name_scope():
             params = {k: p.var() for k, p in self._own().items()}
-            return self.hybrid_forward(sym, x, *args, **params)
+            return self.hybrid_forward(sym, *self._regroup_inputs([x, *args]), **params)
 
     def _traced_symbol_forward(self, scope, x, *args):
         sym = _sym()
@@ -338,7 +361,7 @@ class HybridBlock(Block):
             s._param = p
             params[k] = s
         with self.name_scope():
-            out = self.hybrid_forward(sym, *syms, **params)
+            out = self.hybrid_forward(sym, *self._regroup_inputs(syms), **params)
         for i, (a, s) in enumerate(zip(inputs, syms)):  # once per trace
             if s is not a and s is not None and s._value is not getattr(a, "_data", a):
                 raise _fc.input_write_error(self, i, getattr(a, "shape", ()), "hybridized")
@@ -379,3 +402,29 @@ def _as_ndarray(a):
     if v is not None and hasattr(a, "_outputs"):
         return NDArray(v)
     return a
+
+
+def _flatten_inputs(args):
+    """``(flat list, format)`` of (nested) list/tuple inputs: format 0 for a leaf."""
+    flat, fmt = [], []
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            sub, sub_fmt = _flatten_inputs(a)
+            flat.extend(sub)
+            fmt.append((type(a), sub_fmt))
+        else:
+            flat.append(a)
+            fmt.append(0)
+    return flat, tuple(fmt)
+
+
+def _regroup_inputs(flat, fmt):
+    """The nested inputs :func:`_flatten_inputs` flattened, rebuilt from ``flat``."""
+    out = []
+    for f in fmt:
+        if f == 0:
+            out.append(flat.pop(0))
+        else:
+            kind, sub = f
+            out.append(kind(_regroup_inputs(flat, sub)))
+    return out

@@ -265,7 +265,7 @@ class Trainer(StoreMixin):
             write_values(datas, new_w)
             states_k.update(zip(idx, new_s))
 
-    def compile_step(self, net, loss_fn):
+    def compile_step(self, net, loss_fn, return_output=False):
         """Fuse forward, backward and this trainer's update into one compiled call.
 
         Returns ``step(data, label, batch_size=None) -> loss``, equivalent to::
@@ -274,6 +274,9 @@ class Trainer(StoreMixin):
                 loss = loss_fn(net(data), label)
             loss.backward()
             trainer.step(batch_size)
+
+        With ``return_output=True`` the step returns ``(loss, net(data))``, the
+        output of the step's forward (for metrics), from the same compiled call.
 
         Parameters and optimizer states are donated to the compiled call (their
         old buffers are reused on accelerators).
@@ -294,7 +297,7 @@ class Trainer(StoreMixin):
         """
         from ._fused import FusedStep
 
-        return FusedStep(self, net, loss_fn)
+        return FusedStep(self, net, loss_fn, return_output)
 
     # ------------------------------------------------------------ states
     def save_states(self, fname):

@@ -296,6 +296,7 @@ class BaseModule:
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
+            self._fit_epoch_begin(epoch, train_data)
             name_values = []
             batches = iter(train_data)
             try:
@@ -344,6 +345,10 @@ class BaseModule:
                 for name, val in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
             train_data.reset()
+
+    def _fit_epoch_begin(self, epoch, train_data):
+        """Called by :meth:`fit` before each epoch's first batch (``SVRGModule`` computes
+        its full gradients here); leaves ``train_data`` ready to iterate."""
 
     # ------------------------------------------------------------ parameters
     def save_params(self, fname):

@@ -25,6 +25,17 @@ from .executor_group import DataParallelExecutorGroup
 __all__ = ["Module"]
 
 
+_STYPES = {"1": "row_sparse", "2": "csr"}  # a variable's __storage_type__ attribute
+
+
+def _host_copy(arr, attrs):
+    """The module's copy of a parameter, of the storage type its variable declares
+    (``var(..., stype='row_sparse')``), as MXNet's ``arg_params``."""
+    copy = NDArray(arr._data)
+    stype = _STYPES.get(str(attrs.get("__storage_type__")), "default")
+    return copy if stype == "default" else copy.tostype(stype)
+
+
 class Module(OptimizerMixin, RunMixin, BaseModule):
     """A symbol with its parameters, trained and run batch by batch.
 
@@ -296,8 +307,10 @@ class Module(OptimizerMixin, RunMixin, BaseModule):
         elif self.params_initialized:
             group.set_params(self._arg_params, self._aux_params)
         else:
+            attrs = self._symbol.attr_dict()
             self._arg_params = {
-                n: NDArray(b[0]._data) for n, b in zip(self._param_names, group.param_arrays)
+                n: _host_copy(b[0], attrs.get(n, {}))
+                for n, b in zip(self._param_names, group.param_arrays)
             }
             self._aux_params = {
                 n: NDArray(b[0]._data) for n, b in zip(self._aux_names, group.aux_arrays)

@@ -43,9 +43,30 @@ def make_function(op, sparse_call=None):
                 args, kwargs = _named_inputs(op, args, kwargs)
         return invoke(op, args, kwargs, out)
 
+    if op.eager_attrs is not None:
+        fn = _with_eager_attrs(op, fn)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = _doc(op)
     return fn
+
+
+def _with_eager_attrs(op, fn):
+    """``fn`` that first reads the hidden attributes ``op.eager_attrs`` computes from the
+    input values (an output shape that depends on them); traced inputs leave them unset."""
+    import jax
+    import numpy as np
+
+    names = op.input_names(_defaults(op)) if not op.variadic else ()
+
+    def eager(*args, **kwargs):
+        given = [args[i] if i < len(args) else kwargs.get(n) for i, n in enumerate(names)]
+        values = [getattr(a, "_data", a) for a in given]
+        if not any(isinstance(v, jax.core.Tracer) for v in values):
+            values = [None if v is None else np.asarray(v) for v in values]
+            kwargs.update(op.eager_attrs(kwargs, values))
+        return fn(*args, **kwargs)
+
+    return eager
 
 
 def _named_inputs(op, args, kwargs):

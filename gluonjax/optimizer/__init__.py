@@ -1,5 +1,6 @@
 """``mx.optimizer``: optimizers by MXNet name, with MXNet 1.x's update rules."""
 
+from . import contrib
 from .adam import LAMB, Adam, Adamax, AdamW, Nadam
 from .adaptive import FTML, AdaDelta, AdaGrad, Ftrl, RMSProp
 from .misc import DCASGD, LARS, SGLD, Signum, Test
@@ -8,6 +9,7 @@ from .sgd import NAG, SGD
 from .updater import Updater, get_updater
 
 __all__ = [
+    "contrib",
     "Optimizer",
     "create",
     "register",

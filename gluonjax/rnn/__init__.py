@@ -7,12 +7,22 @@ layers use ``gluon.rnn``.
 from . import io, rnn_cell
 from .io import BucketSentenceIter, encode_sentences
 from .rnn_cell import (
+    BaseConvRNNCell,
     BaseRNNCell,
+    BidirectionalCell,
+    ConvGRUCell,
+    ConvLSTMCell,
+    ConvRNNCell,
+    DropoutCell,
+    FusedRNNCell,
     GRUCell,
     LSTMCell,
+    ModifierCell,
+    ResidualCell,
     RNNCell,
     RNNParams,
     SequentialRNNCell,
+    ZoneoutCell,
 )
 
 __all__ = [
@@ -22,6 +32,16 @@ __all__ = [
     "LSTMCell",
     "GRUCell",
     "SequentialRNNCell",
+    "FusedRNNCell",
+    "DropoutCell",
+    "ModifierCell",
+    "ZoneoutCell",
+    "ResidualCell",
+    "BidirectionalCell",
+    "BaseConvRNNCell",
+    "ConvRNNCell",
+    "ConvLSTMCell",
+    "ConvGRUCell",
     "BucketSentenceIter",
     "encode_sentences",
     "io",

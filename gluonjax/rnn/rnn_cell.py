@@ -14,11 +14,32 @@ from .. import symbol
 from ..base import MXNetError
 from ..initializer import LSTMBias
 
-__all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "SequentialRNNCell"]
+__all__ = [
+    "RNNParams",
+    "BaseRNNCell",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
+    "SequentialRNNCell",
+    "FusedRNNCell",
+    "DropoutCell",
+    "ModifierCell",
+    "ZoneoutCell",
+    "ResidualCell",
+    "BidirectionalCell",
+    "BaseConvRNNCell",
+    "ConvRNNCell",
+    "ConvLSTMCell",
+    "ConvGRUCell",
+]
 
 
 class RNNCellError(MXNetError, ValueError):
     """Inputs, states or cells an RNN cell cannot work with."""
+
+
+class RNNCellStepError(RNNCellError, NotImplementedError):
+    """A cell that can only be unrolled (fused, bidirectional) was called for one step."""
 
 
 def _normalize_sequence(length, inputs, layout, merge, in_layout=None):
@@ -45,7 +66,7 @@ def _normalize_sequence(length, inputs, layout, merge, in_layout=None):
             inputs = symbol.Concat(*inputs, dim=axis)
             in_axis = axis
     if isinstance(inputs, symbol.Symbol) and axis != in_axis:
-        inputs = symbol.swapaxes(inputs, dim0=axis, dim1=in_axis)
+        inputs = symbol.swapaxes(inputs, dim1=axis, dim2=in_axis)
     return inputs, axis
 
 
@@ -380,10 +401,10 @@ class SequentialRNNCell(BaseRNNCell):
     def state_info(self):
         return [info for cell in self._cells for info in cell.state_info]
 
-    def begin_state(self, **kwargs):
+    def begin_state(self, func=symbol.zeros, **kwargs):
         if self._modified:
             raise RNNCellError("call the modifier cell instead of its base cell")
-        return [s for cell in self._cells for s in cell.begin_state(**kwargs)]
+        return [s for cell in self._cells for s in cell.begin_state(func, **kwargs)]
 
     def unpack_weights(self, args):
         for cell in self._cells:
@@ -423,3 +444,16 @@ class SequentialRNNCell(BaseRNNCell):
             p += n
             next_states.extend(states)
         return inputs, next_states
+
+
+# MXNet keeps every cell in ``mx.rnn.rnn_cell``; the others live in sibling modules (which
+# import this one's classes, all defined above) and are re-exported here.
+from .conv_cells import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell  # noqa: E402
+from .fused_cell import FusedRNNCell  # noqa: E402
+from .modifier_cells import (  # noqa: E402
+    BidirectionalCell,
+    DropoutCell,
+    ModifierCell,
+    ResidualCell,
+    ZoneoutCell,
+)

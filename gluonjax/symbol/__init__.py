@@ -110,7 +110,10 @@ __all__ = [
 from .. import contrib as _contrib_mod  # noqa: E402
 
 contrib = _contrib_mod.namespace(__import__(__name__, fromlist=["x"]), "sym")
-from . import random  # noqa: E402,F401
+from . import (  # noqa: E402
+    _control_flow,  # noqa: F401  (declarative foreach / while_loop / cond)
+    random,  # noqa: F401
+)
 
 linalg = _contrib_mod.prefixed(
     __import__(__name__, fromlist=["x"]), "linalg", "_linalg_", "Batched linear algebra."

@@ -10,6 +10,7 @@ import numpy as np
 from .._ops.registry import dtype_of
 from ..base import MXNetError
 from ..ndarray import NDArray
+from ..ndarray.sparse import _infer as _sparse_infer
 
 __all__ = ["install", "infer_all"]
 
@@ -178,8 +179,12 @@ def bind(
     return Executor(self, ctx, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx, program)
 
 
-def _zeros(shape, dtype, ctx=None):
+def _zeros(shape, dtype, ctx=None, stype=None):
     """A zero NDArray on ``ctx`` (made on the host: no compilation per shape)."""
+    if stype not in (None, "default"):
+        from ..ndarray import sparse
+
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
     host = np.zeros(shape, dtype)
     if ctx is None:
         return NDArray(jax.device_put(host))
@@ -231,8 +236,8 @@ def simple_bind(
     """
     from .executor import Executor
 
-    if stype_dict and any(v not in (None, "default") for v in stype_dict.values()):
-        raise MXNetError("simple_bind: sparse storage types are not supported")
+    arg_st = _var_stypes(self, stype_dict)
+    grad_st = _sparse_infer.grad_stypes(self, arg_st)  # MXNet's row_sparse gradients
     arg_shapes, _, aux_shapes = infer_all(self, kwargs)
     arg_types, aux_types = _infer_types(self, type_dict)
     reqs = _grad_reqs(self, grad_req)
@@ -253,17 +258,17 @@ def simple_bind(
             grads.append(
                 g
                 if reqs[name] != "null" and g is not None
-                else (_zeros(shape, dt, where) if reqs[name] != "null" else None)
+                else (_zeros(shape, dt, where, grad_st.get(name)) if reqs[name] != "null" else None)
             )
             continue
         if shared_buffer is not None and name not in shared:
             buf = shared_buffer.get(name)
             if buf is None or not _fits(buf, shape, dt):
-                buf = shared_buffer[name] = _zeros(shape, dt, where)
+                buf = shared_buffer[name] = _zeros(shape, dt, where, arg_st.get(name))
             args.append(buf)
         else:
-            args.append(_zeros(shape, dt, where))
-        grads.append(_zeros(shape, dt, where) if reqs[name] != "null" else None)
+            args.append(_zeros(shape, dt, where, arg_st.get(name)))
+        grads.append(_zeros(shape, dt, where, grad_st.get(name)) if reqs[name] != "null" else None)
     for name, shape, dt in zip(aux_names, aux_shapes, aux_types, strict=False):
         dt = np.dtype(dt or np.float32)
         src = s_aux.get(name)
@@ -274,6 +279,26 @@ def simple_bind(
     if shared_exec is not None and shared_exec._symbol is self:
         program = shared_exec._program
     return Executor(self, ctx, args, grads, reqs, aux, group2ctx, program)
+
+
+_STYPE_NAMES = {"0": "default", "1": "row_sparse", "2": "csr"}
+
+
+def _var_stypes(sym, stype_dict):
+    """``{variable: stype}`` from ``stype_dict`` and the ``stype`` given to ``sym.var``."""
+    out = {}
+    for name, attrs in sym.attr_dict().items():
+        code = attrs.get("__storage_type__")
+        if code is not None:
+            out[name] = _STYPE_NAMES.get(str(code), "default")
+    for name, st in (stype_dict or {}).items():
+        if st not in (None, "default", "row_sparse", "csr"):
+            raise MXNetError(
+                f"simple_bind: unknown storage type {st!r} for {name!r}; use 'default', "
+                f"'row_sparse' or 'csr'"
+            )
+        out[name] = st or "default"
+    return out
 
 
 def _infer_types(sym, type_dict):

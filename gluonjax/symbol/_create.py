@@ -108,7 +108,8 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
     name = _name.current().get(name, hint or hint_of(op.name))
     names = op.input_names(attrs, len(args) if op.variadic else None)
     if not op.variadic:
-        unknown = [k for k in given if k not in names]
+        # as MXNet's generated functions do, an input passed as None is left out
+        unknown = [k for k, v in given.items() if k not in names and v is not None]
         if unknown or len(args) > len(names):
             raise MXNetError(
                 f"{op.name}: unknown input(s) {unknown or args[len(names) :]}; inputs are "
@@ -142,7 +143,7 @@ def _compute(op, node, inputs, outs):
     res, new_aux = run_node(node, [s._value for s in inputs])
     if new_aux:
         names = op.input_names(node.attr_dict(), len(inputs))
-        present = [nm for nm in op.aux if nm in names]
+        present = [nm for nm in op.aux_names(node.attr_dict()) if nm in names]
         for nm, value in zip(present, new_aux):
             inputs[names.index(nm)]._value = value
     for o, r in zip(outs, res):

@@ -48,7 +48,7 @@ class GraphFunction:
             aux_slots = tuple(
                 (k, src.name)
                 for k, ((src, _), nm) in enumerate(zip(node.inputs, names))
-                if nm in node.op.aux and src.op is None
+                if nm in node.op.aux_names(node.attr_dict()) and src.op is None
             )
             self._plan.append((node, names, aux_slots))
 
@@ -78,20 +78,25 @@ class GraphFunction:
         return rnd, _ag._Scope(None, training)
 
     def __call__(self, args, aux, seed_key=None, counter=None, training=False):
-        env, new_aux = {}, {}
-        overrides = self._deferred_keys(args, aux) if self.deferred else {}
         rnd, mode = self.scope(seed_key, counter, training)
         with rnd, mode:
-            for node, _names, aux_slots in self._plan:
-                if node.op is None:
-                    env[(id(node), 0)] = self.input_value(node.name, args, aux, new_aux)
-                    continue
-                ins = [env[(id(src), idx)] for src, idx in node.inputs]
-                outs, updated = run_node(node, ins, overrides.get(id(node)))
-                for (_k, aux_name), value in zip(aux_slots, updated or ()):
-                    new_aux[aux_name] = value
-                for i, o in enumerate(outs):
-                    env[(id(node), i)] = o
+            return self.evaluate(args, aux)
+
+    def evaluate(self, args, aux):
+        """``(outputs, new aux)`` in the current random-key and train-mode scope (a
+        control-flow subgraph runs in its enclosing graph's scope)."""
+        env, new_aux = {}, {}
+        overrides = self._deferred_keys(args, aux) if self.deferred else {}
+        for node, _names, aux_slots in self._plan:
+            if node.op is None:
+                env[(id(node), 0)] = self.input_value(node.name, args, aux, new_aux)
+                continue
+            ins = [env[(id(src), idx)] for src, idx in node.inputs]
+            outs, updated = run_node(node, ins, overrides.get(id(node)))
+            for (_k, aux_name), value in zip(aux_slots, updated or ()):
+                new_aux[aux_name] = value
+            for i, o in enumerate(outs):
+                env[(id(node), i)] = o
         return [env[(id(n), i)] for n, i in self.heads], new_aux
 
 
@@ -129,14 +134,15 @@ def run_node(node, ins, override=None):
         failed = op.fail(err, vals, key)
         raise type(failed)(f"node '{node.name}': {failed}") from None
     updated = None
-    if op.aux:
+    aux_names = op.aux_names(node.attr_dict())
+    if aux_names:
         res, new_aux = res
         # an auxiliary state the op returns as it got it (BatchNorm in inference) stays
         # the input itself: not a write (a compiled call then neither returns nor copies it)
         same = _forwarded(kernel, vals, len(new_aux))
         new_aux = [v if i is None else vals[i] for v, i in zip(new_aux, same)]
         names = op.input_names(node.attr_dict(), len(ins))
-        updated = [v for nm, v in zip(op.aux, new_aux) if nm in names]
+        updated = [v for nm, v in zip(aux_names, new_aux) if nm in names]
     return (list(res) if isinstance(res, (tuple, list)) else [res]), updated
 
 

@@ -75,7 +75,7 @@ def _eval(node, shapes, dtypes):
         if key is not None:
             _CACHE.put(key, str(failure))
         raise failure from None
-    if op.aux:
+    if op.aux_names(node.attr_dict()):
         res = res[0]
     res = list(res) if isinstance(res, (tuple, list)) else [res]
     out = [(tuple(int(d) for d in r.shape), np.dtype(r.dtype)) for r in res]

@@ -90,8 +90,9 @@ def node_json_attrs(node):
     return dict(sorted(d.items()))
 
 
-def to_dict(sym):
-    """The MXNet JSON graph of ``sym`` as a Python dict."""
+def to_dict(sym, top=True):
+    """The MXNet JSON graph of ``sym`` as a Python dict (``top``: with the graph
+    attributes; a control-flow node's subgraphs have none)."""
     nodes = topo(sym._outputs)
     index = {id(n): i for i, n in enumerate(nodes)}
     version = {}
@@ -102,9 +103,10 @@ def to_dict(sym):
         if attrs:
             entry["attrs"] = attrs
         mutated = set()
-        if node.op is not None and node.op.aux:
+        aux_names = () if node.op is None else node.op.aux_names(node.attr_dict())
+        if aux_names:
             names = node.op.input_names(node.attr_dict(), len(node.inputs))
-            mutated = {k for k, nm in enumerate(names) if nm in node.op.aux}
+            mutated = {k for k, nm in enumerate(names) if nm in aux_names}
         inputs = []
         for k, (src, idx) in enumerate(node.inputs):
             ver = 0
@@ -114,6 +116,9 @@ def to_dict(sym):
                 ver = version.get(id(src), 0)
             inputs.append([index[id(src)], idx, ver])
         entry["inputs"] = inputs
+        if node.op is not None and "_subgraphs" in node.op.attrs:
+            graphs = node.attr_dict()["_subgraphs"]
+            entry["subgraphs"] = [to_dict(g.symbol, top=False) for g in graphs]
         out_nodes.append(entry)
         if node.op is None:
             arg_nodes.append(i)
@@ -122,13 +127,15 @@ def to_dict(sym):
             rule = _MX_NUM_OUTPUTS.get(node.op.name)
             n_out = max(n_out, rule(node.attr_dict()) if rule else 0)
         row_ptr.append(row_ptr[-1] + n_out)
-    return {
+    out = {
         "nodes": out_nodes,
         "arg_nodes": arg_nodes,
         "node_row_ptr": row_ptr,
         "heads": [[index[id(n)], idx, 0] for n, idx in sym._outputs],
-        "attrs": _graph_attrs(),
     }
+    if top:
+        out["attrs"] = _graph_attrs()
+    return out
 
 
 def _graph_attrs():

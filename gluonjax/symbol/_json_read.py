@@ -118,9 +118,21 @@ def _lookup_op(opname, attrs, i, raw):
         raise _fail(f"unknown operator {opname!r}{hint}", i, raw) from None
 
 
-def _op_node(raw, i, opname, attrs, inputs):
+def _op_node(raw, i, opname, attrs, inputs, subgraphs=None):
     op = _lookup_op(opname, attrs, i, raw)
     op_attrs = {k: v for k, v in attrs.items() if k in op.attrs and not k.startswith("_")}
+    parsed = dict(op_attrs)
+    if ("_subgraphs" in op.attrs) != bool(subgraphs):
+        raise _fail(
+            f"operator {op.name} "
+            + ("needs its subgraphs" if subgraphs is None else "takes no subgraphs"),
+            i,
+            raw,
+        )
+    if subgraphs:
+        from ._subgraph import Subgraph
+
+        parsed["_subgraphs"] = tuple(Subgraph(g) for g in subgraphs)
     extra = {k: v for k, v in attrs.items() if k not in op_attrs}
     keep = _PASSTHROUGH.get("*_scalar" if op.name.endswith("_scalar") else op.name, ())
     bad = [k for k in extra if not (k.startswith("__") and k.endswith("__")) and k not in keep]
@@ -132,7 +144,7 @@ def _op_node(raw, i, opname, attrs, inputs):
             raw,
         )
     try:
-        static_key, dyn = op.parse_attrs(op_attrs)
+        static_key, dyn = op.parse_attrs(parsed)
     except MXNetError as err:
         raise _fail(f"bad attribute value: {err}", i, raw) from None
     names = op.input_names(op.attr_dict(static_key, dyn), len(inputs) if op.variadic else None)
@@ -200,8 +212,16 @@ def from_dict(graph):
         bsid = raw.get("backward_source_id", -1)
         if not _is_int(bsid) or bsid != -1:
             raise _fail(f"backward nodes (backward_source_id={bsid!r}) are not supported", i, raw)
-        if raw.get("subgraphs") or raw.get("control_deps"):
-            raise _fail("subgraphs/control_deps are not supported", i, raw)
+        if raw.get("control_deps"):
+            raise _fail("control_deps are not supported", i, raw)
+        subgraphs = raw.get("subgraphs") or None
+        if subgraphs is not None:
+            if not isinstance(subgraphs, list) or not all(isinstance(g, dict) for g in subgraphs):
+                raise _fail("'subgraphs' must be a list of graph objects", i, raw)
+            try:
+                subgraphs = [from_dict(g) for g in subgraphs]
+            except FileFormatError as err:
+                raise _fail(f"in a subgraph: {err}", i, raw) from None
         attrs = _node_attrs(raw, i)
         raw_inputs = raw.get("inputs", [] if raw["op"] == "null" else None)
         if not isinstance(raw_inputs, list):
@@ -223,7 +243,7 @@ def from_dict(graph):
                     raise _fail(f"bad __dtype__: {err}", i, raw) from None
             nodes.append(Node(None, raw["name"], extra=attrs))
         else:
-            nodes.append(_op_node(raw, i, raw["op"], attrs, inputs))
+            nodes.append(_op_node(raw, i, raw["op"], attrs, inputs, subgraphs))
     arg_nodes = graph.get("arg_nodes", [])
     if not isinstance(arg_nodes, list) or not all(_is_int(a) for a in arg_nodes):
         raise _fail("'arg_nodes' must be a list of node ids")

@@ -29,9 +29,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _rng as _random
+from .._caches import PROCESS
 from .._ops import buckets
 from ..base import ArgumentTypeError, MXNetError
 from ..ndarray import NDArray
+from ..ndarray.sparse import _infer as _sparse_infer
 from ._program import program_for
 
 __all__ = ["Executor", "BindError"]
@@ -51,6 +53,18 @@ def _set(arr, value):
     """Replace the contents of NDArray ``arr`` (same shape; cast to its dtype)."""
     arr._data = _raw(value, arr.dtype)
     arr._node = None
+
+
+def _output_stypes(ex):
+    """The storage types MXNet infers for the outputs from the arguments' (cached); an
+    op that refuses its inputs' storage types raises here, as MXNet's bind does."""
+    names = ex._arg_names + ex._aux_names
+    stypes = {n: a.stype for n, a in zip(names, ex.arg_arrays + ex.aux_arrays, strict=False)}
+    key = tuple(stypes.values())
+    hit = ex.__dict__.get("_out_stypes")
+    if hit is None or hit[0] != key:
+        hit = ex._out_stypes = (key, _sparse_infer.output_stypes(ex._symbol, stypes))
+    return hit[1]
 
 
 class Executor:
@@ -85,6 +99,8 @@ class Executor:
         # MXNet: their newest outputs show through in ours (copied when we are read)
         self._views = weakref.WeakSet()
         self._view_fresh = False
+        if PROCESS.sparse_types:
+            _output_stypes(self)  # MXNet checks the storage types at bind time
 
     # ------------------------------------------------------------ views
     @property
@@ -170,6 +186,8 @@ class Executor:
         else:
             for arr, o in zip(self._outputs, outs, strict=False):
                 arr._data, arr._node = o, None
+        if PROCESS.sparse_types:  # MXNet's storage types of the outputs
+            _sparse_infer.restype(self._outputs, _output_stypes(self))
         self._view_fresh = True
         for view in self._views:
             view._view_fresh = False

@@ -130,10 +130,11 @@ class Symbol:
     def _aux_nodes(self):
         aux = set()
         for node in topo(self._outputs):
-            if node.op is not None and node.op.aux:
+            aux_names = () if node.op is None else node.op.aux_names(node.attr_dict())
+            if aux_names:
                 names = node.op.input_names(node.attr_dict(), len(node.inputs))
                 for (src, _), nm in zip(node.inputs, names):
-                    if nm in node.op.aux and src.op is None:
+                    if nm in aux_names and src.op is None:
                         aux.add(id(src))
         return aux
 

@@ -41,7 +41,7 @@ def test_backward_without_heads_where_no_gradient_uses_them(op):
 def test_backward_without_heads_raises_where_a_gradient_needs_them():
     exe, _ = _bind(mx.sym.Variable("x") * 2, x=np.ones(3))
     exe.forward(is_train=True)
-    with pytest.raises(MXNetError, match="_mulscalar0_output.*not loss outputs"):
+    with pytest.raises(MXNetError, match=r"_mulscalar\d+_output.*not loss outputs"):
         exe.backward()
 
 

@@ -1,5 +1,6 @@
-"""contrib.DeformableConvolution (2-D, NCHW): a convolution whose kernel taps are
-moved by learned fractional offsets and read with bilinear interpolation.
+"""contrib.DeformableConvolution and contrib.ModulatedDeformableConvolution (2-D, NCHW):
+convolutions whose kernel taps are moved by learned fractional offsets and read with
+bilinear interpolation (the modulated one also scales each tap by a learned mask).
 
 Implemented as a deformable im2col (four gathers weighted by the bilinear
 factors) followed by one grouped matmul; jax differentiates both, so the offset
@@ -141,6 +142,110 @@ def deformable_convolution(
             f"channels {c} divisible by num_group={g} and num_deformable_group={dg}"
         )
     cols = deformable_columns(data, offset, kernel, stride, pad, dilate, dg)
+    cols = cols.reshape(n, g, c // g, k, ho * wo)
+    wg = weight.reshape(g, num_filter // g, c // g, k)
+    out = jnp.einsum("gfck,ngckp->ngfp", wg, cols).reshape(n, num_filter, ho, wo)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1)
+    return out
+
+
+def _modulated_inputs(attrs):
+    base = ("data", "offset", "mask", "weight")
+    return base if attrs["no_bias"] else (*base, "bias")
+
+
+def modulated_columns(data, offset, mask, kernel, stride, pad, dilate, groups):
+    """(N, C, kh*kw, Ho, Wo) samples of ``data`` at the offset taps times ``mask``.
+
+    Deformable ConvNets v2's sampling: a tap inside ``(-1, H) x (-1, W)`` reads its four
+    neighbours bilinearly, each neighbour outside the image counting as 0.
+    """
+    n, c, h, w = data.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, pad, dilate
+    ho, wo = offset.shape[2:]
+    k = kh * kw
+    off = offset.reshape(n, groups, k, 2, ho, wo)
+    tap_h = (jnp.arange(kh) * dh)[:, None].repeat(kw, 1).reshape(k)
+    tap_w = (jnp.arange(kw) * dw)[None, :].repeat(kh, 0).reshape(k)
+    base_h = tap_h[:, None, None] + (jnp.arange(ho) * sh - ph)[None, :, None]
+    base_w = tap_w[:, None, None] + (jnp.arange(wo) * sw - pw)[None, None, :]
+    py = base_h.astype(data.dtype) + off[:, :, :, 0]  # (N, G, K, Ho, Wo)
+    px = base_w.astype(data.dtype) + off[:, :, :, 1]
+    inside = (py > -1) & (px > -1) & (py < h) & (px < w)
+    y0f, x0f = jnp.floor(py), jnp.floor(px)
+    ly, lx = py - y0f, px - x0f
+    y0, x0 = y0f.astype(jnp.int32), x0f.astype(jnp.int32)
+    zero = jnp.zeros((), data.dtype)
+    flat = data.reshape(n, groups, c // groups, h * w)
+
+    def read(yi, xi, weight):
+        ok = inside & (yi >= 0) & (yi <= h - 1) & (xi >= 0) & (xi <= w - 1)
+        idx = (jnp.clip(yi, 0, h - 1) * w + jnp.clip(xi, 0, w - 1)).reshape(n, groups, 1, -1)
+        vals = jnp.take_along_axis(flat, idx, axis=3).reshape(n, groups, c // groups, k, ho, wo)
+        return jnp.where(ok, weight, zero)[:, :, None] * vals
+
+    cols = (
+        read(y0, x0, (1 - ly) * (1 - lx))
+        + read(y0, x0 + 1, (1 - ly) * lx)
+        + read(y0 + 1, x0, ly * (1 - lx))
+        + read(y0 + 1, x0 + 1, ly * lx)
+    )
+    cols = cols * mask.reshape(n, groups, 1, k, ho, wo)
+    return cols.reshape(n, c, k, ho, wo)
+
+
+@register(
+    "_contrib_ModulatedDeformableConvolution",
+    inputs=_modulated_inputs,
+    attrs={
+        "kernel": Attr("shape"),
+        "stride": Attr("shape", ()),
+        "dilate": Attr("shape", ()),
+        "pad": Attr("shape", ()),
+        "num_filter": Attr("int"),
+        "num_group": Attr("int", 1),
+        "num_deformable_group": Attr("int", 1),
+        "workspace": Attr("int", 1024),
+        "no_bias": Attr("bool", False),
+        "im2col_step": Attr("int", 64),
+        "layout": Attr("str?", None, choices=("NCW", "NCHW", "NCDHW")),
+    },
+    infer_args=_infer,
+)
+def modulated_deformable_convolution(
+    data, offset, mask, weight, bias=None, *, kernel, stride, dilate, pad, num_filter,
+    num_group, num_deformable_group, workspace, no_bias, im2col_step, layout,
+):  # fmt: skip
+    """Modulated deformable convolution (Deformable ConvNets v2) of ``data (N, C, H, W)``:
+    as :func:`deformable_convolution`, with each sampled tap multiplied by ``mask (N,
+    num_deformable_group * kh * kw, Ho, Wo)`` and DCNv2's sampling at the border.
+    """
+    if len(kernel) != 2 or data.ndim != 4 or layout not in (None, "NCHW"):
+        raise ValueError(
+            f"ModulatedDeformableConvolution supports 2-D NCHW data and kernels, got data "
+            f"{tuple(data.shape)}, kernel={kernel}, layout={layout}"
+        )
+    stride = expand(stride, 2, 1, "stride")
+    dilate = expand(dilate, 2, 1, "dilate")
+    pad = expand(pad, 2, 0, "pad")
+    n, c, h, w = data.shape
+    ho = (h + 2 * pad[0] - dilate[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * pad[1] - dilate[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    k = kernel[0] * kernel[1]
+    dg, g = num_deformable_group, num_group
+    if offset.shape != (n, 2 * dg * k, ho, wo) or mask.shape != (n, dg * k, ho, wo):
+        raise ValueError(
+            f"offset must have shape {(n, 2 * dg * k, ho, wo)} and mask {(n, dg * k, ho, wo)} "
+            f"for data {tuple(data.shape)}, kernel {kernel} and {dg} deformable group(s), got "
+            f"{tuple(offset.shape)} and {tuple(mask.shape)}"
+        )
+    if c % dg or c % g or num_filter % g or weight.shape != (num_filter, c // g, *kernel):
+        raise ValueError(
+            f"weight {tuple(weight.shape)} must be {(num_filter, c // max(g, 1), *kernel)}, and "
+            f"channels {c} divisible by num_group={g} and num_deformable_group={dg}"
+        )
+    cols = modulated_columns(data, offset, mask, kernel, stride, pad, dilate, dg)
     cols = cols.reshape(n, g, c // g, k, ho * wo)
     wg = weight.reshape(g, num_filter // g, c // g, k)
     out = jnp.einsum("gfck,ngckp->ngfp", wg, cols).reshape(n, num_filter, ho, wo)

@@ -8,7 +8,7 @@ from jax.scipy import special as jsp
 
 from ..precise import expm1 as _expm1
 from ..registry import Attr, register
-from . import _subgrad
+from . import _special, _subgrad
 
 _SCALAR = {"scalar": Attr("number", 1.0, static=False)}
 
@@ -89,8 +89,8 @@ UNARY = {
     "softsign": lambda x: x / (1 + jnp.abs(x)),
     "erf": jsp.erf,
     "erfinv": jsp.erfinv,
-    "gamma": lambda x: jnp.exp(jsp.gammaln(x)) * jnp.sign(jsp.gamma(x)),
-    "gammaln": jsp.gammaln,
+    "gamma": _special.gamma,
+    "gammaln": _special.gammaln,
     "logical_not": lambda x: _same(jnp.logical_not(x), x),
     "zeros_like": jnp.zeros_like,
     "ones_like": jnp.ones_like,
@@ -185,7 +185,7 @@ for _name in ("add", "sub", "mul", "div"):
         doc=f"Element-wise {_name} of two arrays of the same shape.",
         bucket="map",
     )(_checked(BINARY[_name], _name))
-for _name in ("power", "maximum", "minimum", "mod"):
+for _name in ("power", "maximum", "minimum", "mod", "hypot"):
     register(
         f"_{_name}",
         inputs=("lhs", "rhs"),

@@ -21,6 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...base import OpError
+from ..bounds import is_concrete
 from ..registry import Attr, register
 
 
@@ -92,8 +94,30 @@ def gemm2(A, B, *, transpose_a, transpose_b, alpha, axis):
     return _restore_axis((alpha * _matmul(a, b)).astype(A.dtype), axis, nd)
 
 
+def _potrf_check(attrs, arrays):
+    """Eager values: a matrix that is not symmetric positive definite raises, as MXNet's
+    LAPACK call does (a compiled program cannot raise: its factor holds NaN)."""
+    A = arrays[0]
+    if not is_concrete(A) or np.size(A) == 0:
+        return
+    a = np.asarray(A, np.float64)
+    a = (a + np.swapaxes(a, -1, -2)) / 2
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        raise OpError(
+            f"potrf: the input of shape {tuple(a.shape)} is not symmetric positive definite, "
+            f"so it has no Cholesky factor; check the matrix (e.g. add a multiple of the "
+            f"identity)"
+        ) from None
+
+
 @register(
-    "_linalg_potrf", attrs={"lower": Attr("bool", True)}, inputs=("A",), aliases=("linalg_potrf",)
+    "_linalg_potrf",
+    attrs={"lower": Attr("bool", True)},
+    inputs=("A",),
+    aliases=("linalg_potrf",),
+    check=_potrf_check,
 )
 def potrf(A, *, lower):
     """Cholesky factor of symmetric positive definite ``A``: lower ``L`` with

@@ -231,9 +231,6 @@ for _kind in ("softmax", "log_softmax", "softmin"):
 
 @register(
     "Embedding",
-    # MXNet's _contrib_SparseEmbedding: the same rows (its row_sparse gradient is stored
-    # densely here, see docs/sparse.md)
-    aliases=("_contrib_SparseEmbedding",),
     inputs=("data", "weight"),
     attrs={
         "input_dim": Attr("int"),
@@ -259,3 +256,28 @@ def embedding(data, weight, *, input_dim, output_dim, dtype, sparse_grad):
         )
     idx = jnp.clip(data.astype(jnp.int32), 0, input_dim - 1)
     return jnp.take(weight, idx, axis=0)
+
+
+@register(
+    "_contrib_SparseEmbedding",
+    inputs=("data", "weight"),
+    attrs={
+        "input_dim": Attr("int"),
+        "output_dim": Attr("int"),
+        "dtype": Attr("dtype", "float32"),
+        "deterministic": Attr("bool", False),
+    },
+    infer_args=lambda a, s: {"weight": (a["input_dim"], a["output_dim"])},
+    check=lambda a, arrays: check_values(
+        arrays[0], 0, a["input_dim"], 0, (a["input_dim"], a["output_dim"]), "SparseEmbedding"
+    ),
+)
+def sparse_embedding(data, weight, *, input_dim, output_dim, dtype, deterministic):
+    """MXNet's ``contrib.SparseEmbedding``: Embedding's rows; its weight gradient is
+    row_sparse (a bound executor's gradient array is; the values are dense underneath,
+    see docs/sparse.md). ``deterministic`` is accepted and changes nothing: the gradient
+    is one XLA scatter-add, deterministic on CPU (on GPU set XLA's
+    ``--xla_gpu_deterministic_ops`` for bit-identical sums)."""
+    return embedding(
+        data, weight, input_dim=input_dim, output_dim=output_dim, dtype=dtype, sparse_grad=True
+    )

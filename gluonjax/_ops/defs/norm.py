@@ -97,7 +97,61 @@ def batch_norm(
     (:mod:`._bn_train`); as in MXNet 1.9.1, the mean and inverse-std outputs pass no
     gradient back (SyncBatchNorm over several devices or workers keeps jax's autodiff).
     """
-    ax = _norm_axis(axis, data.ndim, "BatchNorm")
+    (out, mean, _var, inv), new_aux = batch_norm_stats(
+        data,
+        gamma,
+        beta,
+        moving_mean,
+        moving_var,
+        eps=eps,
+        momentum=momentum,
+        fix_gamma=fix_gamma,
+        use_global_stats=use_global_stats,
+        axis=axis,
+        _train=_train,
+        _sync=_sync,
+        op="BatchNorm",
+    )
+    return (out, mean.astype(data.dtype), inv.astype(data.dtype)), new_aux
+
+
+def batch_norm_stats(
+    data,
+    gamma,
+    beta,
+    moving_mean,
+    moving_var,
+    *,
+    eps,
+    momentum,
+    fix_gamma,
+    use_global_stats,
+    axis,
+    _train,
+    _sync=None,
+    op="BatchNorm",
+):
+    """BatchNorm's computation, shared by ``BatchNorm`` and ``BatchNorm_v1``.
+
+    Parameters
+    ----------
+    data, gamma, beta, moving_mean, moving_var : jax arrays
+        The op's inputs and auxiliary states.
+    eps, momentum, fix_gamma, use_global_stats, axis : the op's attributes.
+    _train : bool
+        Training mode (batch statistics unless ``use_global_stats``).
+    _sync : callable or None
+        SyncBatchNorm's cross-device statistics.
+    op : str
+        The op name errors mention.
+
+    Returns
+    -------
+    ((out, mean, var, inv), new_aux)
+        ``mean``/``var`` are the statistics used (batch or moving, float32 or wider),
+        ``inv`` is ``1/sqrt(var + eps)``, ``new_aux`` the updated moving statistics.
+    """
+    ax = _norm_axis(axis, data.ndim, op)
     c = data.shape[ax]
     for name, v in (
         ("gamma", gamma),
@@ -123,8 +177,8 @@ def batch_norm(
             # MXNet, the mean and inverse-std outputs carry no gradient
             out, mean, var, inv = bn_train(data, gamma, beta, ax, float(eps), bool(fix_gamma))
             mean, inv = jax.lax.stop_gradient(mean), jax.lax.stop_gradient(inv)
-            new_aux = update(mean, jax.lax.stop_gradient(var))
-            return (out, mean.astype(data.dtype), inv.astype(data.dtype)), new_aux
+            var = jax.lax.stop_gradient(var)
+            return (out, mean, var, inv), update(mean, var)
         axes = tuple(i for i in range(data.ndim) if i != ax)
         # SyncBatchNorm's _sync: the statistics of every worker's batch
         mean, var = _mean_var(data, axes) if _sync is None else _sync(data, axes)
@@ -136,7 +190,7 @@ def batch_norm(
     scale = inv if fix_gamma else inv * gamma.astype(inv.dtype)
     out = (data - _bcast(mean, data.ndim, ax)) * _bcast(scale, data.ndim, ax)
     out = (out + _bcast(beta.astype(out.dtype), data.ndim, ax)).astype(data.dtype)
-    return (out, mean.astype(data.dtype), inv.astype(data.dtype)), new_aux
+    return (out, mean, var, inv), new_aux
 
 
 def _ln_infer(attrs, shapes):

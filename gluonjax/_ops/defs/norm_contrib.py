@@ -1,8 +1,10 @@
-"""Contrib batch normalizations: ``_contrib_SyncBatchNorm`` and ``_contrib_BatchNormWithReLU``.
+"""Batch normalization variants: ``_contrib_SyncBatchNorm``, ``_contrib_BatchNormWithReLU``
+and the legacy ``BatchNorm_v1``.
 
-Both are :func:`norm.batch_norm` with a twist: SyncBatchNorm takes its batch
+All are :func:`norm.batch_norm_stats` with a twist: SyncBatchNorm takes its batch
 statistics over every device's part of the batch, BatchNormWithReLU applies a ReLU
-to the normalized output (MXNet fuses the two for oneDNN).
+to the normalized output (MXNet fuses the two for oneDNN), BatchNorm_v1 normalizes
+over axis 1 and outputs the mean and the variance (not the inverse std).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..registry import Attr, register
-from .norm import _bn_infer, _mean_var, batch_norm
+from .norm import _bn_infer, _mean_var, batch_norm, batch_norm_stats
 
 _BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
 _BN_AUX = ("moving_mean", "moving_var")
@@ -142,3 +144,61 @@ def batch_norm_relu(data, gamma, beta, moving_mean, moving_var, *, _train=False,
         data, gamma, beta, moving_mean, moving_var, _train=_train, **attrs
     )
     return (jnp.where(out > 0, out, 0), mean, inv), new_aux  # gradient 0 at 0, as MXNet
+
+
+def _dtype_param(data):
+    """MXNet keeps BatchNorm's statistics in float32 for float16 data."""
+    return jnp.float32 if data.dtype == jnp.float16 else data.dtype
+
+
+@register(
+    "BatchNorm_v1",
+    inputs=_BN_INPUTS,
+    aux=_BN_AUX,
+    attrs=_bn_attrs(False),
+    mode=True,
+    num_outputs=3,
+    visible_outputs=lambda a: 3 if a["output_mean_var"] else 1,
+    output_names=("output", "mean", "var"),
+    infer_args=lambda a, s: _bn_infer({"axis": 1}, s),
+)
+def batch_norm_v1(
+    data, gamma, beta, moving_mean, moving_var, *, output_mean_var, _train=False, **attrs
+):
+    """MXNet's legacy batch normalization: ``BatchNorm`` over axis 1.
+
+    The same normalization, gradients and moving-average update as ``BatchNorm(axis=1)``
+    (MXNet updates the moving statistics in the backward pass, gluonjax in the training
+    forward, as ``BatchNorm``). The extra outputs are the mean and the biased variance
+    used (batch statistics in training, else the moving ones), in float32 for float16
+    data; they pass no gradient back.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> x = mx.nd.array([[1., 2.], [3., 6.]])
+    >>> g, b = mx.nd.ones((2,)), mx.nd.zeros((2,))
+    >>> out, mean, var = mx.nd.BatchNorm_v1(x, g, b, mx.nd.zeros((2,)), mx.nd.ones((2,)),
+    ...                                     eps=0.0, output_mean_var=True)
+    >>> out.asnumpy()
+    array([[1., 2.],
+           [3., 6.]], dtype=float32)
+    >>> var.asnumpy()
+    array([1., 1.], dtype=float32)
+    """
+    if data.ndim < 2:
+        raise ValueError(f"data must have at least 2 dims (N, C, ...), got shape {data.shape}")
+    (out, mean, var, _inv), new_aux = batch_norm_stats(
+        data,
+        gamma,
+        beta,
+        moving_mean,
+        moving_var,
+        axis=1,
+        _train=_train,
+        op="BatchNorm_v1",
+        **attrs,
+    )
+    dt = _dtype_param(data)
+    stats = (jax.lax.stop_gradient(mean).astype(dt), jax.lax.stop_gradient(var).astype(dt))
+    return (out, *stats), new_aux

@@ -289,9 +289,10 @@ _ADAMW = dict(
 
 
 def _adamw(w32, grad, mean, var, rg, lr, eta, beta1, beta2, eps, wd, cg):
-    """``adamw_rule``, skipped (nothing changes) when ``rescale_grad`` is not finite (AMP)."""
+    """``adamw_rule``, skipped (nothing changes) when ``rescale_grad`` is not finite or is
+    0 (AMP's loss scaler: MXNet's kernel skips both)."""
     new, m, v = adamw_rule(w32, clip(rg * grad, cg), mean, var, lr, eta, wd, beta1, beta2, eps)
-    ok = jnp.isfinite(rg)
+    ok = jnp.isfinite(rg) & (rg != 0)
     return jnp.where(ok, new, w32), jnp.where(ok, m, mean), jnp.where(ok, v, var)
 
 
@@ -306,7 +307,7 @@ def adamw_update(
     weight, grad, mean, var, rescale_grad, *, lr, beta1, beta2, epsilon, wd, eta, clip_gradient
 ):
     """AdamW (decoupled weight decay): ``weight -= eta*(lr*mean/(sqrt(var)+eps) + wd*weight)``.
-    ``rescale_grad`` is an array; when it is not finite the step is skipped (AMP)."""
+    ``rescale_grad`` is an array; when it is not finite or 0 the step is skipped (AMP)."""
     rg = rescale_grad.reshape(()).astype(weight.dtype)
     hyper = cast_like(weight, lr, eta, beta1, beta2, epsilon, wd, clip_gradient)
     w, m, v = _adamw(weight, grad, mean, var, rg, *hyper)

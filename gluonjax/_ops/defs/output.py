@@ -81,7 +81,9 @@ def softmax_output(
     ``multi_output``), ``batch`` -> label size, ``valid`` -> number of labels !=
     ``ignore_label``. ``use_ignore`` zeroes the gradient of ignored positions;
     ``smooth_alpha`` smooths the one-hot target. ``out_grad`` multiplies the
-    gradient by the softmax output (what MXNet 1.9.1 actually does).
+    gradient by the softmax output (what MXNet 1.9.1 actually does). A label of the
+    data's shape holds probabilities: the gradient is ``(softmax - label) * grad_scale``
+    (times the head gradient with ``out_grad``), as in MXNet.
     """
     shape = data.shape
     if multi_output:
@@ -94,6 +96,14 @@ def softmax_output(
     else:
         x = data.reshape(shape[0], -1) if data.ndim != 2 else data
         axis, lshape = 1, (shape[0],)
+    if tuple(label.shape) == tuple(shape) and tuple(lshape) != tuple(shape):
+        # MXNet: a label of the data's shape holds class probabilities (soft labels)
+        def prob_grad(p, lab, head):
+            g = (p - lab) * grad_scale
+            return g * head if out_grad else g
+
+        f = _with_grad(lambda d: jax.nn.softmax(d, axis=axis), prob_grad)
+        return f(x, label.astype(x.dtype).reshape(x.shape)).reshape(shape)
     label = _label_like(label, lshape, "SoftmaxOutput").astype(x.dtype)
     n_class = x.shape[axis]
     spatial = math.prod(shape[2:]) if multi_output else 1

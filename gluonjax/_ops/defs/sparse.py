@@ -76,3 +76,30 @@ def sparse_csr_dot(data, indices, rhs, *, shape, transpose_a):
     return jsparse.bcoo_dot_general(
         lhs, rhs, dimension_numbers=(((contract,), (0,)), ((), ()))
     ).astype(rhs.dtype)
+
+
+@register("_contrib_getnnz", attrs={"axis": Attr("int?", None)})
+def getnnz(data, *, axis):
+    """The number of stored values of a csr matrix: in all (shape ``(1,)``), per column
+    (``axis=0``) or per row (``axis=1``). ``nd.contrib.getnnz`` counts the csr's stored
+    positions (explicit zeros included); on a dense value (a symbol graph) it counts
+    the non-zeros. int64 (int32 while 64-bit types are off).
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> x = mx.nd.array([[0, 1, 2], [0, 0, 3]]).tostype('csr')
+    >>> mx.nd.contrib.getnnz(x).asnumpy().tolist()
+    [3]
+    >>> mx.nd.contrib.getnnz(x, axis=1).asnumpy().tolist()
+    [2, 1]
+    """
+    if data.ndim != 2:
+        raise ValueError(f"getnnz needs a 2-d (csr) matrix, got shape {data.shape}")
+    dt = jax.dtypes.canonicalize_dtype(jnp.int64)
+    nz = (data != 0).astype(dt)
+    if axis is None:
+        return jnp.sum(nz).reshape(1)
+    if axis not in (0, 1, -1, -2):
+        raise ValueError(f"axis must be None, 0 or 1, got {axis}")
+    return jnp.sum(nz, axis=axis % 2)

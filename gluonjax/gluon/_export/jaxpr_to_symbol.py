@@ -152,11 +152,12 @@ class _Converter:
         }
         inputs = [self.entry(read(v)) for v in arrays]
         node = Node(op, self.node_name(eqn, op), given, inputs, static_key, dyn)
-        n_res = len(eqn.outvars) - len(op.aux)
+        aux_names = op.aux_names(attrs)
+        n_res = len(eqn.outvars) - len(aux_names)
         outs = [(node, i) for i in range(n_res)]
-        if op.aux:  # new auxiliary states: in inference the inputs, unchanged
+        if aux_names:  # new auxiliary states: in inference the inputs, unchanged
             names = op.input_names(attrs, len(arrays))
-            for aux_name in op.aux:
+            for aux_name in aux_names:
                 k = names.index(aux_name) if aux_name in names else None
                 outs.append(inputs[k] if k is not None else None)
         return outs

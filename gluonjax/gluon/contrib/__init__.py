@@ -1,6 +1,6 @@
 """``gluon.contrib``: contributed Gluon blocks (MXNet 1.x ``gluon.contrib``):
-``nn`` (layers) and ``rnn`` (recurrent cells)."""
+``nn`` (layers), ``rnn`` (recurrent cells) and ``estimator`` (the ``fit`` loop)."""
 
-from . import nn, rnn
+from . import estimator, nn, rnn
 
-__all__ = ["nn", "rnn"]
+__all__ = ["estimator", "nn", "rnn"]

@@ -155,6 +155,9 @@ def install(namespace):
             fn.__name__ = fn.__qualname__ = name
             namespace[name] = fn
     namespace["cast_storage"] = cast_storage
+    from ._graph import FUNCTIONS as _graph_ops  # DGL's graph ops: host code on CSR patterns
+
+    namespace.update(_graph_ops)
     _install_fluent()
 
 

@@ -156,8 +156,19 @@ class BaseSparseNDArray(NDArray):
 
     __str__ = __repr__
 
+    def _format_problem(self, message):
+        """Make ``check_format()`` raise ``message`` while the current value lasts (a
+        definition given out of order, which ops accept and MXNet's check refuses)."""
+        try:
+            self.__dict__["_fmt"] = (weakref.ref(self._data), message)
+        except TypeError:
+            pass
+
     def check_format(self, full_check=True):
         """Raise MXNetError if the storage pattern is not valid for the shape."""
+        fmt = self.__dict__.get("_fmt")
+        if full_check and fmt is not None and fmt[0]() is self._data:
+            raise SparseStorageError(fmt[1])
         p = self._pattern()
         if self._stype == "row_sparse":
             P.check_rows(p, self.shape)
@@ -178,6 +189,8 @@ class BaseSparseNDArray(NDArray):
         out = (cls or type(self))(data)
         if pattern is not None:
             out._keep(pattern)
+        if self._ctx is not None:  # a logical context (see context.py) stays
+            out._ctx = self._ctx
         return out
 
     def copy(self):
@@ -200,7 +213,10 @@ class BaseSparseNDArray(NDArray):
     def copyto(self, other):
         """Copy into ``other`` (dense or the same storage type) or onto a Context."""
         if isinstance(other, Context):
-            return self._like(jax.device_put(self._data, other.jax_device), self._pattern_ref())
+            out = self._like(jax.device_put(self._data, other.jax_device), self._pattern_ref())
+            if other.is_logical:
+                out._ctx = other
+            return out
         if not isinstance(other, NDArray):
             raise ArgumentTypeError(f"copyto does not support type {type(other).__name__}")
         if other.stype not in ("default", self._stype):
@@ -301,6 +317,32 @@ class BaseSparseNDArray(NDArray):
             self._data = jnp.asarray(value, self.dtype)
             return True
         return False
+
+
+def _comparison(dunder, scalar_op):
+    """``sparse <cmp> scalar`` through ``_<cmp>_scalar`` and its storage rule (the result
+    stays sparse when ``0 <cmp> scalar`` is false); array operands compare as NDArray."""
+    dense = getattr(NDArray, dunder)
+
+    def method(self, other):
+        if isinstance(other, (int, float, bool, np.number)):
+            return _sparse_fn(scalar_op)(self, scalar=other)
+        return dense(self, other)
+
+    method.__name__ = method.__qualname__ = dunder
+    return method
+
+
+for _dunder, _op in (
+    ("__eq__", "_equal_scalar"),
+    ("__ne__", "_not_equal_scalar"),
+    ("__gt__", "_greater_scalar"),
+    ("__ge__", "_greater_equal_scalar"),
+    ("__lt__", "_lesser_scalar"),
+    ("__le__", "_lesser_equal_scalar"),
+):
+    setattr(BaseSparseNDArray, _dunder, _comparison(_dunder, _op))
+BaseSparseNDArray.__hash__ = NDArray.__hash__
 
 
 def _rebuild(cls, dense, pattern):

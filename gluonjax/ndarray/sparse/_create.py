@@ -9,6 +9,7 @@ from ...base import ArgumentTypeError
 from ..ndarray import NDArray
 from . import _pattern as P
 from ._array import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, SparseStorageError
+from ._malformed import malformed
 
 __all__ = ["csr_matrix", "row_sparse_array", "zeros", "empty", "array"]
 
@@ -17,6 +18,30 @@ def _place(x, ctx):
     from .._creation import _place as place
 
     return place(x, ctx)
+
+
+def _ctx(ctx):
+    from ...context import Context, current_context
+
+    ctx = ctx if ctx is not None else current_context()
+    return ctx if isinstance(ctx, Context) else Context(ctx)
+
+
+def _sparse(cls, dense, ctx, pattern):
+    """A ``cls`` of the host array ``dense`` on ``ctx`` (a logical context is remembered)."""
+    out = cls(_place(dense, ctx), pattern)
+    ctx = _ctx(ctx)
+    if ctx.device_id and ctx.is_logical:
+        out._ctx = ctx
+    return out
+
+
+def _flag(arr, problem):
+    """Remember that ``arr``'s definition was out of order: ``check_format()`` reports it
+    (as MXNet's does) until the array gets a new value."""
+    if problem is not None:
+        arr._format_problem(problem)
+    return arr
 
 
 def _is_scipy(x, kind=None):
@@ -69,14 +94,21 @@ def _csr_from_definition(data, indices, indptr, shape=None, ctx=None, dtype=None
         )
     if len(shape) != 2:
         raise SparseStorageError(f"csr_matrix: the shape must be 2-D, got {shape}")
-    if data.size != indices.size:
-        raise SparseStorageError(
-            f"csr_matrix: data has {data.size} values but indices has {indices.size}"
-        )
-    P.check_csr(indptr, indices, shape, "csr_matrix")
+    unsorted = None
+    try:
+        if data.size != indices.size:
+            raise SparseStorageError(f"data has {data.size} values but indices has {indices.size}")
+        P.check_csr(indptr, indices, shape, "csr_matrix")
+    except SparseStorageError as err:  # MXNet builds it; check_format() fails
+        try:  # columns out of order only: the value is defined (MXNet's ops accept it)
+            order = np.lexsort((indices, P.csr_row_ids(indptr)))
+            P.check_csr(indptr, indices[order], shape, "csr_matrix")
+        except (SparseStorageError, ValueError):
+            return malformed("csr", shape, dtype, _ctx(ctx), (data, indices, indptr), str(err))
+        data, indices, unsorted = data[order], indices[order], str(err)
     dense = np.zeros(shape, dtype)
     dense[P.csr_row_ids(indptr), indices] = data
-    return CSRNDArray(_place(dense, ctx), (indptr, indices))
+    return _flag(_sparse(CSRNDArray, dense, ctx, (indptr, indices)), unsorted)
 
 
 def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
@@ -153,15 +185,29 @@ def _rsp_from_definition(data, indices, shape=None, ctx=None, dtype=None):
             f"row_sparse_array((data, indices)): data of shape {data.shape} and indices of shape "
             f"{indices.shape} do not describe an array of shape {shape}"
         )
-    if data.shape[0] != indices.size or data.shape[1:] != shape[1:]:
+    if data.shape[1:] != shape[1:]:
         raise SparseStorageError(
-            f"row_sparse_array: data of shape {data.shape} needs {data.shape[0]} indices and "
-            f"rows of shape {shape[1:]}; got {indices.size} indices"
+            f"row_sparse_array: data of shape {data.shape} needs rows of shape {shape[1:]}"
         )
-    P.check_rows(indices, shape, "row_sparse_array")
+    unsorted = None
+    try:
+        if data.shape[0] != indices.size:
+            raise SparseStorageError(
+                f"data has {data.shape[0]} rows but indices has {indices.size} entries"
+            )
+        P.check_rows(indices, shape, "row_sparse_array")
+    except SparseStorageError as err:  # MXNet builds it; check_format() fails
+        try:  # rows out of order only: the value is defined (MXNet's ops accept it)
+            order = np.argsort(indices, kind="stable")
+            if data.shape[0] != indices.size:
+                raise
+            P.check_rows(indices[order], shape, "row_sparse_array")
+        except SparseStorageError:
+            return malformed("row_sparse", shape, dtype, _ctx(ctx), (data, indices), str(err))
+        data, indices, unsorted = data[order], indices[order], str(err)
     dense = np.zeros(shape, dtype)
     dense[indices] = data
-    return RowSparseNDArray(_place(dense, ctx), indices)
+    return _flag(_sparse(RowSparseNDArray, dense, ctx, indices), unsorted)
 
 
 def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
@@ -226,12 +272,12 @@ def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
     if stype == "row_sparse":
         if not shape:
             raise SparseStorageError("a row_sparse array needs at least one dimension")
-        return RowSparseNDArray(_place(np.zeros(shape, dt), ctx), np.zeros(0, np.int64))
+        return _sparse(RowSparseNDArray, np.zeros(shape, dt), ctx, np.zeros(0, np.int64))
     if stype == "csr":
         if len(shape) != 2:
             raise SparseStorageError(f"a csr array must be 2-D, got shape {shape}")
         pattern = (np.zeros(shape[0] + 1, np.int64), np.zeros(0, np.int64))
-        return CSRNDArray(_place(np.zeros(shape, dt), ctx), pattern)
+        return _sparse(CSRNDArray, np.zeros(shape, dt), ctx, pattern)
     raise SparseStorageError(
         f"unknown storage type {stype!r}; use 'default', 'row_sparse' or 'csr'"
     )

@@ -13,8 +13,10 @@ import numpy as np
 
 from ..._caches import LRU, PROCESS
 from ..._ops import registry as _reg
+from ...base import ArgumentTypeError
 from ..ndarray import NDArray
 from . import _pattern as P
+from . import _rules_extra as _extra
 from ._array import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, SparseStorageError, _Lazy
 
 __all__ = [
@@ -210,8 +212,9 @@ RULES.update(
     cast_storage=_cast,
     _sparse_retain=_retain,
 )
+RULES.update(_extra.RULES)
 #: rules that must run even on dense inputs (they choose the output storage type)
-_ALWAYS = frozenset(("cast_storage", "_sparse_retain"))
+_ALWAYS = frozenset(("cast_storage", "_sparse_retain")) | _extra.ALWAYS
 
 
 def _split(op, args, kwargs):
@@ -249,7 +252,7 @@ def sparse_aware(name, dense_fn=None):
     rule = RULES[name]
     dense_fn = dense_fn or _dense(name)
     always = name in _ALWAYS
-    compute = _csr_dot if name == "dot" else None
+    compute = _csr_dot if name == "dot" else _extra.COMPUTE.get(name)
     sparse_cls = BaseSparseNDArray
 
     def fn(*args, **kwargs):
@@ -339,7 +342,7 @@ def cast_storage(data, stype, out=None, name=None):
     return _ops_fn("cast_storage")(data, stype=stype, out=out, name=name)
 
 
-def retain(data, indices, out=None, name=None):
+def retain(data, indices=None, out=None, name=None, **kwargs):
     """Keep the rows of row_sparse ``data`` listed in ``indices``; others become zero.
 
     The result stores exactly the requested rows (sorted, without duplicates).
@@ -352,6 +355,13 @@ def retain(data, indices, out=None, name=None):
     >>> y.indices.asnumpy().tolist(), y.asnumpy().tolist()
     ([0, 2], [[1.0, 1.0], [0.0, 0.0], [3.0, 3.0]])
     """
+    if kwargs:  # MXNet's operator rejects unknown arguments with an MXNetError
+        raise ArgumentTypeError(
+            f"sparse.retain: unknown argument(s) {sorted(kwargs)}; it takes data, indices, "
+            f"out and name"
+        )
+    if indices is None:
+        raise ArgumentTypeError("sparse.retain: missing the indices argument (row ids to keep)")
     return _ops_fn("_sparse_retain")(data, indices, out=out, name=name)
 
 
