@@ -318,6 +318,11 @@ class HybridBlock(Block):
             return self._traced_symbol_forward(scope, x, *args)
         x = to_ndarray(x)
         args = tuple(to_ndarray(a) for a in args)
+        if self._active and scope is None:  # net.forward(x) on a hybridized net: export
+            # reads the shapes of this call, as after net(x) (MXNet exports after either)
+            self.__dict__["_forward_signature"] = [
+                None if a is None else (tuple(a.shape), a.dtype) for a in (x, *args)
+            ]
         own = self._own()
         if scope is None and any(p._data is None for p in own.values()):
             self._deferred_init([x, *args])

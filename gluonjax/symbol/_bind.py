@@ -188,7 +188,10 @@ def _zeros(shape, dtype, ctx=None, stype=None):
     host = np.zeros(shape, dtype)
     if ctx is None:
         return NDArray(jax.device_put(host))
-    return NDArray(jax.device_put(host, ctx.jax_device))
+    out = NDArray(jax.device_put(host, ctx.jax_device))
+    if ctx.device_id and ctx.is_logical:  # cpu(1) without a second device: keep its name
+        out._ctx = ctx
+    return out
 
 
 def _arg_contexts(sym, ctx, group2ctx):

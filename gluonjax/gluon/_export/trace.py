@@ -42,6 +42,8 @@ def signature_of(block, example_inputs=None):
         return [_spec(x) for x in example_inputs]
     cached = getattr(block, "_cached", None)
     sig = getattr(cached, "input_signature", None)
+    if sig is None:  # run by net.forward(x) only
+        sig = block.__dict__.get("_forward_signature")
     if sig is None:
         raise MXNetError(
             f"export: {type(block).__name__} '{block.name}' has not been run yet, so its "
