@@ -269,9 +269,14 @@ def _graph_custom(*arrays, op_type, kwargs, _train):
         # backward sees the auxiliary states as the forward left them
         return res, (xs[:n_args] + res[n_out:], res[:n_out])
 
+    need_top = prop.need_top_grad_
+
     def run_bwd(res, cts):
         xs, outs = res
-        return tuple(jax.pure_callback(bwd_host, in_spec, *xs, *outs, *cts[:n_out]))
+        heads = cts[:n_out]
+        if not need_top:  # a loss: its backward never reads the head gradient (as MXNet)
+            heads = [jax.numpy.zeros_like(c) for c in heads]
+        return tuple(jax.pure_callback(bwd_host, in_spec, *xs, *outs, *heads))
 
     run.defvjp(run_fwd, run_bwd)
     res = run(*arrays)

@@ -107,3 +107,54 @@ def test_potrf_values():
     a = np.array([[4.0, 2.0], [2.0, 3.0]])
     got = mx.nd.linalg.potrf(mx.nd.array(a)).asnumpy()
     np.testing.assert_allclose(got, np.linalg.cholesky(a), rtol=1e-6)
+
+
+class _SoftmaxLoss(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        x = in_data[0].asnumpy()
+        y = np.exp(x - x.max(axis=1, keepdims=True))
+        self.assign(out_data[0], req[0], mx.nd.array(y / y.sum(axis=1, keepdims=True)))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        lab = in_data[1].asnumpy().astype(int)
+        y = out_data[0].asnumpy()
+        y[np.arange(len(lab)), lab] -= 1.0
+        self.assign(in_grad[0], req[0], mx.nd.array(y))
+
+
+@mx.operator.register("test_softmax_loss")
+class _SoftmaxLossProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0], (in_shape[0][0],)], [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _SoftmaxLoss()
+
+
+def test_custom_loss_label_shape_is_inferred_and_needs_no_head():
+    fc = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc")
+    net = mx.sym.Custom(fc, name="softmax", op_type="test_softmax_loss")
+    assert net.list_arguments() == ["data", "fc_weight", "fc_bias", "softmax_label"]
+    arg_shapes, out_shapes, _ = net.infer_shape(data=(4, 5))
+    assert arg_shapes[-1] == (4,) and out_shapes == [(4, 3)]
+    rs = np.random.RandomState(0)
+    x, w, b = rs.randn(4, 5), rs.randn(3, 5), rs.randn(3)
+    lab = np.array([0, 2, 1, 2])
+    exe = net.simple_bind(mx.cpu(), data=(4, 5))  # the label's shape from infer_shape
+    for n, v in (("data", x), ("fc_weight", w), ("fc_bias", b), ("softmax_label", lab)):
+        exe.arg_dict[n][:] = v
+    exe.forward(is_train=True)
+    exe.backward()  # a loss (need_top_grad=False): no head gradient needed
+    z = x @ w.T + b
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    dz = p.copy()
+    dz[np.arange(4), lab] -= 1
+    np.testing.assert_allclose(exe.grad_dict["fc_weight"].asnumpy(), dz.T @ x, rtol=1e-4)
+    np.testing.assert_allclose(exe.grad_dict["fc_bias"].asnumpy(), dz.sum(0), rtol=1e-4)
