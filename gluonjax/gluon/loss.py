@@ -18,7 +18,6 @@ import math
 import numbers
 
 from ..base import InvalidArgumentError
-from ._ctc import ctc_nll
 from .hybrid import HybridBlock
 
 __all__ = [
@@ -505,5 +504,13 @@ class CTCLoss(Loss):
             pred = F.swapaxes(pred, dim1=0, dim2=1)
         if self._batch_axis == 1:
             label = F.swapaxes(label, dim1=0, dim2=1)
-        loss = ctc_nll(F, pred, label, pred_lengths, label_lengths)
+        args = [a for a in (pred_lengths, label_lengths) if a is not None]
+        loss = F.CTCLoss(
+            pred,
+            label,
+            *args,
+            use_data_lengths=pred_lengths is not None,
+            use_label_lengths=label_lengths is not None,
+            blank_label="last",
+        )
         return _apply_weighting(F, loss, self._weight, sample_weight)
