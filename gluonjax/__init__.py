@@ -53,6 +53,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402  # noqa:
     util,
     viz,  # noqa: E402
 )
+from . import image as img  # noqa: E402
 from . import initializer as init  # noqa: E402
 from . import kvstore as kv  # noqa: E402
 from . import module as mod  # noqa: E402
@@ -155,5 +156,6 @@ __all__ = [
     "use_np_array",
     "use_np",
     "image",
+    "img",
     "recordio",
 ]

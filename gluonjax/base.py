@@ -296,6 +296,62 @@ def _as_list(obj):
     return obj if isinstance(obj, (list, tuple)) else [obj]
 
 
+class classproperty:  # noqa: N801 - MXNet's name
+    """A property of a class (MXNet's ``classproperty``): ``Cls.name`` calls the getter
+    with the class. On a class whose metaclass is :class:`_ClassPropertyMeta`,
+    ``Cls.name = value`` calls the setter (MXNet's thread-local ``current`` scopes).
+
+    Parameters
+    ----------
+    fget : callable
+        ``fget(cls)``, the value.
+    fset : callable, optional
+        ``fset(cls, value)``; add it with ``@prop.setter``.
+
+    Examples
+    --------
+    >>> class Counter(metaclass=_ClassPropertyMeta):
+    ...     _n = [0]
+    ...     @classproperty
+    ...     def n(cls):
+    ...         return cls._n[0]
+    ...     @n.setter
+    ...     def n(cls, value):
+    ...         cls._n[0] = value
+    >>> Counter.n = 3
+    >>> Counter.n, Counter._n
+    (3, [3])
+    """
+
+    def __init__(self, fget, fset=None):
+        self.fget = fget
+        self.fset = fset
+        self.__doc__ = getattr(fget, "__doc__", None)
+
+    def __get__(self, obj, owner=None):
+        return self.fget(owner if owner is not None else type(obj))
+
+    def setter(self, fset):
+        """A copy of this property with ``fset`` as its setter."""
+        return type(self)(self.fget, fset)
+
+
+class _ClassPropertyMeta(type):
+    """Metaclass that sends ``Cls.name = value`` to a :class:`classproperty`'s setter."""
+
+    def __setattr__(cls, name, value):
+        for klass in cls.__mro__:
+            if name in klass.__dict__:
+                prop = klass.__dict__[name]
+                if isinstance(prop, classproperty):
+                    if prop.fset is None:
+                        raise AttributeError(f"{cls.__name__}.{name} is a read-only class property")
+                    prop.fset(cls, value)
+                    return
+                break
+        super().__setattr__(name, value)
+
+
 class _NullType:
     """Placeholder for "argument not given" (MXNet's ``_Null``)."""
 

@@ -15,25 +15,18 @@ gradients, and every value is the one device 0 computes.
 from __future__ import annotations
 
 import threading
+import warnings
 
 import jax
 
-from .base import ContextError
+from .base import ContextError, _ClassPropertyMeta, classproperty
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
 
-_state = threading.local()
+_state = threading.local()  # .ctx: this thread's default context (``with ctx:``)
 
 
-class _DefaultCtx:
-    """``Context.default_ctx``: MXNet 1.x's (deprecated) class attribute for the
-    current default context."""
-
-    def __get__(self, obj, owner=None):
-        return current_context()
-
-
-class Context:
+class Context(metaclass=_ClassPropertyMeta):
     """A device: ``Context('cpu', 0)`` or ``Context('gpu', 1)``.
 
     Parameters
@@ -54,7 +47,35 @@ class Context:
     """
 
     __slots__ = ("device_type", "device_id", "_old")
-    default_ctx = _DefaultCtx()
+    devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+    devstr2type = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
+
+    @classproperty
+    def default_ctx(cls):
+        """This thread's default context (deprecated in MXNet 1.x: use
+        ``current_context()``); assigning it sets this thread's default."""
+        warnings.warn(
+            "Context.default_ctx has been deprecated. Please use Context.current_context() "
+            "instead. Please use test_utils.set_default_context to set a default context",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, value):
+        warnings.warn(
+            "Context.default_ctx has been deprecated. Please use Context.current_context() "
+            "instead. Please use test_utils.set_default_context to set a default context",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        _state.ctx = Context(value)
+
+    @property
+    def device_typeid(self):
+        """MXNet's number for the device type (``Context.devtype2str`` maps it back)."""
+        return Context.devstr2type[self.device_type]
 
     def __init__(self, device_type="cpu", device_id=0):
         if isinstance(device_type, Context):

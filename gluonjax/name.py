@@ -12,14 +12,22 @@ Examples
 from __future__ import annotations
 
 import threading
+import warnings
+
+from .base import ArgumentTypeError, _ClassPropertyMeta, classproperty
 
 __all__ = ["NameManager", "Prefix", "current"]
 
-_local = threading.local()
+_local = threading.local()  # .manager: this thread's active NameManager
 
 
-class NameManager:
-    """Gives ``hint%d`` names (``fullyconnected0``, ``fullyconnected1``...)."""
+class NameManager(metaclass=_ClassPropertyMeta):
+    """Gives ``hint%d`` names (``fullyconnected0``, ``fullyconnected1``...).
+
+    The active manager is per thread: ``with NameManager()`` (or assigning
+    ``NameManager.current``, deprecated in MXNet 1.x) in one thread leaves the
+    others' names alone.
+    """
 
     def __init__(self):
         self._counter = {}
@@ -41,6 +49,31 @@ class NameManager:
     def __exit__(self, *exc):
         _local.manager = self._old
 
+    @classproperty
+    def current(cls):
+        """This thread's active manager (deprecated in MXNet 1.x: use ``with``)."""
+        warnings.warn(
+            "NameManager.current has been deprecated. It is advised to use the `with` "
+            "statement with NameManager.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return current()
+
+    @current.setter
+    def current(cls, value):
+        warnings.warn(
+            "NameManager.current has been deprecated. It is advised to use the `with` "
+            "statement with NameManager.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if not isinstance(value, NameManager):
+            raise ArgumentTypeError(
+                f"NameManager.current must be set to a NameManager, got {type(value).__name__}"
+            )
+        _local.manager = value
+
 
 class Prefix(NameManager):
     """A NameManager that puts ``prefix`` in front of every name."""
@@ -59,6 +92,3 @@ def current():
     if mgr is None:
         mgr = _local.manager = NameManager()
     return mgr
-
-
-NameManager.current = property(lambda self: current())

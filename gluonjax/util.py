@@ -38,7 +38,7 @@ import inspect
 import os
 import threading
 
-from .base import ArgumentTypeError, InvalidArgumentError
+from .base import ArgumentTypeError, InvalidArgumentError, _ClassPropertyMeta, classproperty
 
 __all__ = [
     "set_np_shape",
@@ -194,27 +194,62 @@ def _x64(active):
     return prev
 
 
-class _ArrayScope:
-    def __init__(self, active):
-        self._active = bool(active)
+class _NumpyArrayScope(metaclass=_ClassPropertyMeta):
+    """The scope :func:`np_array` returns (MXNet's ``util._NumpyArrayScope``).
+
+    The NumPy-array switch is per thread: entering a scope sets it for this thread
+    only, and ``_NumpyArrayScope._current`` (what MXNet 1.9.1's tests read and assign)
+    is this thread's scope. jax's 64-bit switch, which NumPy semantics turn on, is
+    process-wide.
+
+    Parameters
+    ----------
+    is_np_array : bool
+        Whether NumPy-array semantics are on inside the scope.
+    """
+
+    def __init__(self, is_np_array):
+        self._is_np_array = bool(is_np_array)
         self._prev = None
+        self._prev_x64 = None
 
     def __enter__(self):
-        self._prev = getattr(_local, "np_array", False)
-        _local.np_array = self._active
-        self._prev_x64 = _x64(True) if self._active else None
+        self._prev = (getattr(_local, "np_array", False), getattr(_local, "np_array_scope", None))
+        _local.np_array = self._is_np_array
+        _local.np_array_scope = self
+        self._prev_x64 = _x64(True) if self._is_np_array else None
         return self
 
     def __exit__(self, *exc):
-        _local.np_array = self._prev
+        _local.np_array, _local.np_array_scope = self._prev
         if self._prev_x64 is not None:
             _x64(self._prev_x64)
+
+    @classproperty
+    def _current(cls):
+        """This thread's innermost scope, or the one last assigned here (a default one
+        that says the switch's state when there is neither)."""
+        scope = getattr(_local, "np_array_scope", None)
+        return scope if scope is not None else _NumpyArrayScope(is_np_array())
+
+    @_current.setter
+    def _current(cls, value):
+        # MXNet 1.9.1's is_np_array() does not consult an assigned scope, so assigning one
+        # records it for this thread without switching the semantics (use np_array/set_np)
+        if not isinstance(value, _NumpyArrayScope):
+            raise ArgumentTypeError(
+                f"_NumpyArrayScope._current must be a _NumpyArrayScope, got {type(value).__name__}"
+            )
+        _local.np_array_scope = value
+
+
+_ArrayScope = _NumpyArrayScope
 
 
 def np_array(active=True):
     """A ``with`` scope for MXNet's NumPy-array semantics (``mx.np.ndarray`` results from
     Gluon blocks; jax's 64-bit types on, so float64/int64 arrays keep their dtype)."""
-    return _ArrayScope(active)
+    return _NumpyArrayScope(active)
 
 
 def is_np_array():

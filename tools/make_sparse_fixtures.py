@@ -179,7 +179,49 @@ def _cases():
         add(cid, "lazy_update", {"optimizer": name, "kw": kw}, w0, *steps)
     pushes = [r.uniform(-1, 1, (6,)).astype(np.float32) for _ in range(3)]
     add("kv_compress", "kv_compress", {"threshold": 0.5}, *pushes)
+    _more_cases(add, m, rows)
     return c
+
+
+def _more_cases(add, m, rows):
+    """Storage-type inference of comparisons, take, getnnz, executors; creation checks."""
+    ones = (m != 0).astype(np.float32)
+    for st in ("row_sparse", "csr"):
+        for op in ("eq", "ne", "gt", "ge", "lt", "le"):
+            for s in (0.0, 1.0):
+                for refl in (False, True):
+                    cid = f"cmp_{op}_{int(s)}_{'r' if refl else 'l'}_{st}"
+                    add(cid, "scalar_cmp", {"op": op, "scalar": s, "stype": st, "refl": refl}, ones)
+    for mode in ("clip", "wrap"):
+        add(f"take_csr_{mode}", "take_csr", {"mode": mode, "idx": [4, -2, 7, 0, 2]}, m)
+    for axis in (None, 0, 1):
+        add(f"getnnz_{axis}", "getnnz", {"axis": axis}, m)
+    for name, fn, shape, ins in (
+        ("csr_indptr_decreasing", "csr_matrix", [3, 4], ([7.0, 8, 9], [0, 2, 1], [0, 5, 2, 3])),
+        ("csr_unsorted_cols", "csr_matrix", [3, 4], ([7.0, 8, 9], [2, 0, 1], [0, 2, 2, 3])),
+        ("csr_col_out_of_range", "csr_matrix", [3, 4], ([7.0, 8, 9], [0, 5, 1], [0, 2, 2, 3])),
+        ("rsp_unsorted_rows", "row_sparse_array", [4, 1], ([[1.0], [2.0]], [3, 1])),
+        ("rsp_row_out_of_range", "row_sparse_array", [4, 1], ([[1.0]], [5])),
+    ):
+        arrays = [np.asarray(a, np.float32 if k == 0 else np.int64) for k, a in enumerate(ins)]
+        add(f"check_{name}", "check_format", {"fn": fn, "shape": shape}, *arrays)
+        if "unsorted" in name:
+            add(f"value_{name}", "create", {"fn": fn, "shape": shape}, *arrays)
+    x, w = m, np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    add("fc_bias_column", "fc", {}, x, w, np.arange(3, dtype=np.float32).reshape(3, 1))
+    probs = np.full((5, 4), 0.25, np.float32)
+    add("softmax_prob_label", "softmax_prob", {}, m, probs)
+    for op in ("relu", "sigmoid", "abs", "exp"):
+        for st in ("row_sparse", "csr"):
+            add(f"sym_{op}_{st}", "sym_unary", {"op": op, "stype": st}, m)
+    for sg in (True, False):
+        for ws in ("default", "row_sparse"):
+            add(f"sym_embedding_grad_{sg}_{ws}", "sym_embedding_grad",
+                {"sparse_grad": sg, "w_stype": ws}, rows, np.array([5.0, 0, 2, 0]))  # fmt: skip
+    for fg in (True, False):
+        add(f"bn_rsp_fix_gamma_{fg}", "bn_sparse", {"fix_gamma": fg}, m)
+    add("gamma_grad_poles", "special_grad", {"op": "gamma"}, np.array([0.0, 1.5, 3, -0.5]))
+    add("gammaln_grad_poles", "special_grad", {"op": "gammaln"}, np.array([0.0, 1.5, 3, -0.5]))
 
 
 def _record(mx, cid, kind, args, ins):
@@ -252,6 +294,66 @@ def _record(mx, cid, kind, args, ins):
             kv.pull(0, out=out)
             pulls.append(out.asnumpy())
         return pulls
+    return _record_more(mx, kind, args, ins)
+
+
+def _record_more(mx, kind, args, ins):
+    """The recipes of ``_more_cases`` (the same in ``tests/sparse/test_sparse_vs_mxnet.py``)."""
+    import operator
+
+    nd = mx.nd
+    if kind == "scalar_cmp":
+        x, s = nd.array(ins[0]).tostype(args["stype"]), args["scalar"]
+        fn = getattr(operator, args["op"])
+        return fn(s, x) if args["refl"] else fn(x, s)
+    if kind == "take_csr":
+        x = nd.array(ins[0]).tostype("csr")
+        return nd.take(x, nd.array(args["idx"]), mode=args["mode"])
+    if kind == "getnnz":
+        return nd.contrib.getnnz(nd.array(ins[0]).tostype("csr"), axis=args["axis"])
+    if kind == "check_format":
+        a = getattr(nd.sparse, args["fn"])(tuple(ins), shape=tuple(args["shape"]))
+        a.check_format()
+        return a
+    if kind == "fc":
+        return nd.FullyConnected(*(nd.array(v) for v in ins), num_hidden=ins[1].shape[0])
+    if kind == "softmax_prob":
+        x, lab = mx.sym.var("x"), mx.sym.var("lab")
+        grad = nd.zeros(ins[0].shape)
+        ex = mx.sym.SoftmaxOutput(x, lab).bind(
+            mx.cpu(), {"x": nd.array(ins[0]), "lab": nd.array(ins[1])}, args_grad={"x": grad}
+        )
+        ex.forward(is_train=True)
+        ex.backward()
+        return grad
+    if kind == "sym_unary":
+        y = getattr(mx.sym, args["op"])(mx.sym.var("data"))
+        ex = y.bind(mx.cpu(), {"data": nd.array(ins[0]).tostype(args["stype"])})
+        return ex.forward()[0]
+    if kind == "sym_embedding_grad":
+        w = mx.sym.var("w", stype=args["w_stype"])
+        y = mx.sym.Embedding(mx.sym.var("data"), w, input_dim=6, output_dim=3,
+                             sparse_grad=args["sparse_grad"])  # fmt: skip
+        ex = y.simple_bind(mx.cpu(), grad_req={"data": "null", "w": "write"}, data=(4,))
+        ex.arg_dict["w"][:] = nd.array(ins[0]).tostype(args["w_stype"])
+        ex.arg_dict["data"][:] = nd.array(ins[1])
+        ex.forward(is_train=True)
+        ex.backward([nd.ones((4, 3))])
+        return ex.grad_dict["w"]
+    if kind == "bn_sparse":
+        y = mx.sym.BatchNorm(mx.sym.var("data", stype="row_sparse"), fix_gamma=args["fix_gamma"])
+        c = ins[0].shape[1]
+        args_ = {"data": nd.array(ins[0]).tostype("row_sparse")}
+        args_.update({n: nd.ones((c,)) for n in y.list_arguments() if n != "data"})
+        aux = {n: nd.ones((c,)) for n in y.list_auxiliary_states()}
+        return y.bind(mx.cpu(), args_, aux_states=aux).forward()[0]
+    if kind == "special_grad":
+        x = nd.array(ins[0])
+        x.attach_grad()
+        with mx.autograd.record():
+            y = getattr(nd, args["op"])(x)
+        y.backward()
+        return x.grad
     raise ValueError(kind)
 
 

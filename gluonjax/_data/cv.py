@@ -89,6 +89,9 @@ def _check_dtype(src, what):
         raise MXNetError(f"{what}: OpenCV does not take {src.dtype} images")
 
 
+_RESIZE_INTERP = (0, 1, 2, 3, 4, 5)  # the codes cv::resize accepts (MXNet's OpenCV 3.4)
+
+
 def imresize(src, w, h, interp=1):
     """Resize an HWC numpy image to ``w x h`` with ``cv::resize`` (interp: OpenCV code)."""
     src = np.asarray(src)
@@ -96,6 +99,12 @@ def imresize(src, w, h, interp=1):
     cv = cv2()
     if not (int(w) > 0 and int(h) > 0):
         raise MXNetError(f"imresize: width and height must be positive, got {w}x{h}")
+    if isinstance(interp, bool) or interp not in _RESIZE_INTERP:
+        raise InvalidArgumentError(
+            f"imresize: unknown interpolation method interp={interp!r} for an image of shape "
+            f"{src.shape}; cv::resize takes 0 (nearest), 1 (bilinear), 2 (bicubic), "
+            f"3 (area), 4 (Lanczos) or 5 (exact bilinear)"
+        )
     c = src.shape[-1]
     out = cv.resize(np.ascontiguousarray(src), (int(w), int(h)), interpolation=int(interp))
     return out.reshape(int(h), int(w), c)

@@ -287,6 +287,23 @@ class RandomLighting(Transform):
         return kernels.adjust_lighting(np, img, rng.normal(self.alpha, 3))
 
 
+class Rotate(Transform):
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        self.rotation_degrees = rotation_degrees
+        self.zoom_in = zoom_in
+        self.zoom_out = zoom_out
+
+    def apply(self, img):
+        if img.dtype != np.float32:
+            raise ArgumentTypeError(
+                f"Rotate only supports float32 images, got {img.dtype}. "
+                "Consider calling it after ToTensor"
+            )
+        from .rotate import imrotate
+
+        return imrotate(img, self.rotation_degrees, self.zoom_in, self.zoom_out)
+
+
 class RandomRotation(Transform):
     def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
         self.angle_limits = angle_limits

@@ -7,6 +7,8 @@ bilinear sampling (corners outside the image count as 0) in float32.
 
 from __future__ import annotations
 
+from numbers import Number
+
 import numpy as np
 
 from ..base import ArgumentTypeError, InvalidArgumentError
@@ -62,16 +64,50 @@ def _sample(img, gx, gy):
 
 
 def imrotate(src, degrees, zoom_in=False, zoom_out=False):
-    """Rotate a float32 CHW image (or NCHW batch, one angle per image) by ``degrees``."""
+    """Rotate a float32 CHW image (or NCHW batch, one angle per image) by ``degrees``.
+
+    Parameters
+    ----------
+    src : numpy.ndarray
+        A float32 CHW image or NCHW batch.
+    degrees : number or 1-D array
+        The angle; for a batch, a number (every image) or one angle per image.
+    zoom_in, zoom_out : bool
+        Scale so that no padding shows / the whole image stays inside (not both).
+
+    Returns
+    -------
+    numpy.ndarray
+        The rotated image(s), of ``src``'s shape.
+    """
     if zoom_in and zoom_out:
-        raise InvalidArgumentError("`zoom_in` and `zoom_out` cannot be both True")
+        raise InvalidArgumentError("imrotate: `zoom_in` and `zoom_out` cannot be both True")
     if src.dtype != np.float32:
-        raise ArgumentTypeError("Only `float32` images are supported by this function")
+        raise ArgumentTypeError(
+            f"imrotate: only float32 images are supported, got {src.dtype} (cast the image, "
+            f"e.g. with transforms.ToTensor, first)"
+        )
     single = src.ndim == 3
+    scalar = isinstance(degrees, Number)
+    if single and not scalar:
+        raise ArgumentTypeError(
+            f"imrotate: a single CHW image {src.shape} needs a scalar rotation angle, got "
+            f"{type(degrees).__name__} of shape {np.shape(degrees)}; stack images into an "
+            f"NCHW batch to rotate each by its own angle"
+        )
     batch = src[None] if single else src
     if batch.ndim != 4:
-        raise InvalidArgumentError("Only 3D and 4D are supported by this function")
-    angles = np.broadcast_to(np.asarray(degrees, dtype=np.float64), (len(batch),))
+        raise InvalidArgumentError(
+            f"imrotate: only 3D (CHW) and 4D (NCHW) images are supported, got shape {src.shape}"
+        )
+    angles = np.asarray(degrees, dtype=np.float64).reshape(-1)
+    if scalar:
+        angles = np.repeat(angles, len(batch))
+    elif angles.shape != (len(batch),) or np.ndim(degrees) != 1:
+        raise InvalidArgumentError(
+            f"imrotate: the number of images must be equal to the number of rotation angles: "
+            f"{len(batch)} images, angles of shape {np.shape(degrees)}"
+        )
     out = []
     for img, deg in zip(batch, angles):
         rad = np.pi * deg / 180

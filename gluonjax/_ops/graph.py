@@ -43,9 +43,9 @@ class Node:
         if self.op is None:
             return [self.name]
         n = self.visible()
-        if n == 1:
-            return [f"{self.name}_output"]
         names = self.op.output_names
+        if n == 1:  # MXNet's first name: ``output``, or ``output0`` (CTCLoss) of several
+            return [f"{self.name}_{names[0] if names else 'output'}"]
         if len(names) >= n:
             return [f"{self.name}_{names[i]}" for i in range(n)]
         return [f"{self.name}_output{i}" for i in range(n)]

@@ -278,6 +278,10 @@ def _build():
         where=_where,
         Reshape=_reshape,
     )
+    from .shape_rules_index import REPLACES, RULES  # transpose, slice, slice_axis
+
+    _RULES.update(RULES)
+    _REPLACES.update(REPLACES)
 
 
 def attr_shape(shape):

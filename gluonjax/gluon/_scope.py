@@ -7,11 +7,13 @@ import threading
 from .. import name as _name
 from .parameter_dict import ParameterDict
 
-_local = threading.local()
+_local = threading.local()  # .scope: this thread's innermost BlockScope
 
 
 class BlockScope:
-    """The naming scope a block opens with ``with self.name_scope():``."""
+    """The naming scope a block opens with ``with self.name_scope():`` (MXNet's
+    ``gluon.block._BlockScope``). The current scope is per thread: blocks created in
+    one thread are named after that thread's scopes only."""
 
     def __init__(self, block):
         self._block = block

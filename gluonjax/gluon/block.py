@@ -11,6 +11,7 @@ from .._caches import PROCESS
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ._scope import BlockScope
+from ._scope import BlockScope as _BlockScope  # noqa: F401 - MXNet's name (gluon.block)
 from .parameter import Parameter
 from .parameter_dict import ParameterDict
 

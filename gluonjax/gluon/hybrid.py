@@ -291,7 +291,7 @@ class HybridBlock(Block):
         inputs = [sym.var(n) for n in names]
         out = self.forward(*inputs)
         outs = out if isinstance(out, (list, tuple)) else [out]
-        grouped = sym.Group(list(outs))
+        grouped = sym.Group(_flatten_inputs(outs)[0])  # a cell returns (output, [states])
         shapes = {n: a.shape for n, a in zip(names, args)}
         arg_s, _, aux_s = grouped.infer_shape_partial(**shapes)
         found = dict(zip(grouped.list_arguments(), arg_s))

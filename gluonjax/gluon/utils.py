@@ -1,5 +1,5 @@
 """``gluon.utils``: split_data, split_and_load, clip_global_norm, and the file helpers
-download, check_sha1, replace_file (see :mod:`._download`)."""
+download, check_sha1, replace_file (see :mod:`gluonjax._io.download`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from ..autograd import is_recording
 from ..base import InvalidArgumentError, MXNetError
 from ..ndarray.ndarray import NDArray
-from ._download import check_sha1, download, replace_file
+from .._io.download import check_sha1, download, replace_file
 
 __all__ = [
     "split_data",

@@ -18,6 +18,8 @@ Examples
 
 from __future__ import annotations
 
+from numbers import Number
+
 import numpy as np
 
 from .._data import cv, host
@@ -140,7 +142,9 @@ def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
 
 def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
     """Rotate a float32 CHW image (or NCHW batch) by ``rotation_degrees`` (zeros outside)."""
-    degrees = host.raw(rotation_degrees)
+    degrees = rotation_degrees
+    if not isinstance(degrees, Number):  # a scalar stays one: CHW images need a scalar
+        degrees = host.raw(degrees)
     return host.like(src, _imrotate(host.raw(src), degrees, zoom_in, zoom_out))
 
 

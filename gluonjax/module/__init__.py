@@ -5,5 +5,13 @@ from .base_module import BaseModule
 from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
 from .module import Module
+from .sequential_module import SequentialModule
 
-__all__ = ["BaseModule", "Module", "BucketingModule", "DataParallelExecutorGroup", "executor_group"]
+__all__ = [
+    "BaseModule",
+    "Module",
+    "BucketingModule",
+    "SequentialModule",
+    "DataParallelExecutorGroup",
+    "executor_group",
+]

@@ -35,6 +35,7 @@ from ._cached_op import CachedOp  # noqa: E402
 from ._extra import (  # noqa: E402
     from_dlpack,
     from_numpy,
+    histogram,
     moveaxis,
     onehot_encode,
     split_v2,
@@ -123,6 +124,7 @@ __all__ = [
     "Custom",
     "moveaxis",
     "split_v2",
+    "histogram",
     "onehot_encode",
     "from_numpy",
     "from_dlpack",

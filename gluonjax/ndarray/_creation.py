@@ -8,8 +8,9 @@ import numpy as np
 
 from .._ops.defs.shape_create import range_length, range_values
 from .._ops.registry import dtype_of
-from ..base import InvalidArgumentError
+from ..base import InvalidArgumentError, ShapeError
 from ..context import Context, current_context
+from ..util import is_np_shape
 from .ndarray import NDArray
 
 __all__ = ["array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace", "from_jax"]
@@ -96,19 +97,38 @@ def _into(res, out):
     return out
 
 
+def _known(shape, what):
+    """``shape`` as a tuple; without np_shape, ``()`` and 0 dims mean "unknown" (MXNet's
+    legacy shapes), and an op that infers its output from them raises (as MXNet)."""
+    shape = _shape(shape)
+    if not is_np_shape() and (not shape or 0 in shape):
+        raise ShapeError(
+            f"nd.{what}: shape {shape} is not a known shape: without np_shape, MXNet reads "
+            "() and 0 dimensions as unknown; give every dimension, or make scalar and "
+            "zero-size arrays inside `with mx.np_shape(True):` (or with nd.empty/nd.array)"
+        )
+    return shape
+
+
 def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs):
     """An array of zeros (float32 by default); ``stype`` 'row_sparse'/'csr' makes a sparse
-    one; ``out=`` fills an existing array."""
+    one; ``out=`` fills an existing array.
+
+    Without ``np_shape``, a shape of ``()`` or with a 0 dimension raises ``ShapeError``
+    (MXNet reads them as unknown)."""
     if stype not in (None, "default"):
         from .sparse import zeros as sparse_zeros
 
         return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype)
-    return _into(_new(np.zeros(_shape(shape), _dt(dtype)), ctx), out)
+    return _into(_new(np.zeros(_known(shape, "zeros"), _dt(dtype)), ctx), out)
 
 
 def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
-    """An array of ones (float32 by default); ``out=`` fills an existing array."""
-    return _into(_new(np.ones(_shape(shape), _dt(dtype)), ctx), out)
+    """An array of ones (float32 by default); ``out=`` fills an existing array.
+
+    Without ``np_shape``, a shape of ``()`` or with a 0 dimension raises ``ShapeError``
+    (MXNet reads them as unknown)."""
+    return _into(_new(np.ones(_known(shape, "ones"), _dt(dtype)), ctx), out)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
@@ -118,7 +138,9 @@ def full(shape, val, ctx=None, dtype=None, out=None):
 
 def empty(shape, ctx=None, dtype=None, stype=None):
     """An array of the given shape (zero-filled: XLA has no uninitialised memory)."""
-    return zeros(shape, ctx, dtype, stype=stype)
+    if stype not in (None, "default"):
+        return zeros(shape, ctx, dtype, stype=stype)
+    return _new(np.zeros(_shape(shape), _dt(dtype)), ctx)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):

@@ -1,6 +1,6 @@
 """MXNet's Python-level ``nd`` functions that are not single operators.
 
-``moveaxis``, ``split_v2``, ``onehot_encode``, ``from_numpy`` and the DLPack
+``moveaxis``, ``split_v2``, ``histogram``, ``onehot_encode``, ``from_numpy`` and the DLPack
 exchange (``to_dlpack_for_read``/``write``, ``from_dlpack``), each built on the
 registry's ops or on jax.
 
@@ -17,6 +17,7 @@ Examples
 from __future__ import annotations
 
 import ctypes
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +31,7 @@ from .ndarray import NDArray
 __all__ = [
     "moveaxis",
     "split_v2",
+    "histogram",
     "onehot_encode",
     "from_numpy",
     "from_dlpack",
@@ -89,7 +91,7 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     ary : NDArray
     indices_or_sections : int or tuple of int
         ``N`` equal parts (the axis must divide), or the split points: ``(2, 3)``
-        gives ``ary[:2]``, ``ary[2:3]``, ``ary[3:]`` (points past the end: empty parts).
+        gives ``ary[:2]``, ``ary[2:3]``, ``ary[3:]`` (increasing, within the axis).
     axis : int
     squeeze_axis : bool
         Drop ``axis`` from parts of length one.
@@ -102,18 +104,56 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int(indices_or_sections)
         if sections <= 0 or n % sections:
-            raise MXNetError(
+            raise InvalidArgumentError(
                 f"split_v2: axis {axis} of length {n} does not split into {sections} equal parts"
             )
         indices = [i * (n // sections) for i in range(sections)]
-    elif isinstance(indices_or_sections, (tuple, list)):
+    elif isinstance(indices_or_sections, tuple):
         indices = [0] + [int(i) for i in indices_or_sections]
     else:
-        raise MXNetError("split_v2: indices_or_sections must be an int or a tuple of ints")
+        raise InvalidArgumentError(
+            "split_v2: indices_or_sections must be an int or a tuple of ints, got "
+            f"{type(indices_or_sections).__name__}"
+        )
     return invoke(
         _reg.get("_split_v2"),
         (ary,),
         {"indices": tuple(indices), "axis": axis, "squeeze_axis": squeeze_axis},
+    )
+
+
+def histogram(a, bins=10, range=None):  # noqa: A002
+    """Histogram of the flattened ``a``.
+
+    Parameters
+    ----------
+    a : NDArray
+    bins : int or NDArray
+        ``bins`` equal-width bins over ``range``, or the 1-d array of bin edges (the
+        last bin includes its right edge).
+    range : (float, float), optional
+        The bins' span for an int ``bins``; without it NumPy computes the histogram
+        over ``(a.min(), a.max())``, as MXNet does (with a warning).
+
+    Returns
+    -------
+    (NDArray, NDArray)
+        The counts (int32) and the bin edges.
+    """
+    if isinstance(bins, NDArray):
+        return invoke(_reg.get("_histogram"), (a, bins), {})
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if range is None:
+            warnings.warn(
+                "histogram: range is not specified, using numpy's result to ensure "
+                "consistency with numpy",
+                stacklevel=2,
+            )
+            counts, edges = np.histogram(a.asnumpy(), bins=int(bins))
+            return NDArray(jnp.asarray(counts.astype(np.int32))), NDArray(jnp.asarray(edges))
+        return invoke(_reg.get("_histogram"), (a,), {"bin_cnt": int(bins), "range": range})
+    raise InvalidArgumentError(
+        f"histogram: bins must be an int or an NDArray of edges, got {type(bins).__name__}"
     )
 
 

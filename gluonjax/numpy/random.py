@@ -13,7 +13,7 @@ import numpy as _np
 from .. import _rng
 from .._ops import registry as _reg
 from .._ops.defs.np_ops import NP_FUNCS, np_dtype
-from ..base import ShapeError
+from ..base import ArgumentTypeError, ShapeError
 from ..ndarray.ndarray import NDArray
 from ._array import call, host_value, ndarray, to_array
 
@@ -114,6 +114,12 @@ def _sampler(name):
             if v is None:
                 raise ShapeError(f"np.random.{name}: parameter '{pn}' is required")
             vals.append(v)
+        if kwargs:  # NumPy's signature: a misspelt keyword (``shape=``) is a TypeError
+            raise ArgumentTypeError(
+                f"np.random.{name}() got unexpected keyword argument(s) {sorted(kwargs)}; "
+                f"it takes {', '.join(pnames)}, size, dtype, ctx, device, out "
+                f"(the output shape is size=)"
+            )
         dt = np_dtype(dtype)
         for pn, v in zip(pnames, vals):
             _check_positive(name, pn, v)

@@ -9,7 +9,20 @@ from __future__ import annotations
 from .. import _ops  # noqa: F401
 from .._ops import registry as _reg
 from . import _ops_bridge
-from ._functions import arange, eye, full, hypot, maximum, minimum, ones, pow, power, zeros
+from ._functions import (
+    arange,
+    eye,
+    full,
+    histogram,
+    hypot,
+    maximum,
+    minimum,
+    ones,
+    pow,
+    power,
+    split_v2,
+    zeros,
+)
 from ._json import fromjson, load, load_json
 from .symbol import Group, Symbol, Variable, create, var
 
@@ -82,6 +95,13 @@ def _install_fluent():
 
     Symbol.astype = astype
 
+    def split_v2_method(self, *args, **kwargs):
+        return split_v2(self, *args, **kwargs)
+
+    split_v2_method.__name__ = "split_v2"
+    split_v2_method.__doc__ = "Fluent form of :func:`gluonjax.sym.split_v2` on this symbol."
+    Symbol.split_v2 = split_v2_method
+
 
 _install_fluent()
 
@@ -105,6 +125,8 @@ __all__ = [
     "power",
     "pow",
     "hypot",
+    "histogram",
+    "split_v2",
 ]
 
 from .. import contrib as _contrib_mod  # noqa: E402

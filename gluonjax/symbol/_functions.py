@@ -1,6 +1,7 @@
 """Module-level ``mx.sym`` helpers MXNet defines in Python: creation functions
 (``zeros``, ``ones``, ``full``, ``arange``, ``eye``) and symbol/scalar binary
-functions (``maximum``, ``minimum``, ``power``/``pow``, ``hypot``).
+functions (``maximum``, ``minimum``, ``power``/``pow``, ``hypot``), ``histogram`` and
+``split_v2``.
 
 They build the same nodes, names and attributes as MXNet 1.9.1 (e.g.
 ``zeros((2, 3))`` is a ``_zeros`` node named ``_zeros0`` with attributes
@@ -15,11 +16,24 @@ import numbers
 import numpy as np
 
 from .._ops import registry as _reg
-from ..base import MXNetError
+from ..base import InvalidArgumentError, MXNetError
 from ._create import create
 from .symbol import Symbol
 
-__all__ = ["zeros", "ones", "full", "arange", "eye", "maximum", "minimum", "power", "pow", "hypot"]
+__all__ = [
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "eye",
+    "maximum",
+    "minimum",
+    "power",
+    "pow",
+    "hypot",
+    "histogram",
+    "split_v2",
+]
 
 
 def _dtype(dtype):
@@ -100,3 +114,67 @@ pow = power  # noqa: A001  (MXNet's name)
 hypot = _binary(
     "hypot", "_hypot", "_hypot_scalar", "_hypot_scalar", lambda a, b: float(np.hypot(a, b))
 )
+
+
+def histogram(a, bins=10, range=None, **kwargs):  # noqa: A002
+    """Histogram of the flattened symbol ``a`` (``_histogram``, outputs counts and edges).
+
+    Parameters
+    ----------
+    a : Symbol
+    bins : int or Symbol
+        ``bins`` equal-width bins over ``range`` (then required), or a symbol of edges.
+    range : (float, float)
+
+    Returns
+    -------
+    Symbol
+        Two outputs: the counts and the bin edges.
+    """
+    op = _reg.get("_histogram")
+    name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
+    if isinstance(bins, Symbol):
+        return create(op, (), {"data": a, "bins": bins, **kwargs}, name=name, attr=attr)
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if range is None:
+            raise InvalidArgumentError(
+                "histogram: a symbolic histogram with an int bins needs range=(low, high)"
+            )
+        kw = {"data": a, "bin_cnt": int(bins), "range": range, **kwargs}
+        return create(op, (), kw, name=name, attr=attr)
+    raise InvalidArgumentError(
+        f"histogram: bins must be an int or a Symbol of edges, got {type(bins).__name__}"
+    )
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False, name=None, attr=None):
+    """Split symbol ``ary`` along ``axis`` (``_split_v2``).
+
+    Parameters
+    ----------
+    ary : Symbol
+    indices_or_sections : int or tuple of int
+        ``N`` sections (the first ``len % N`` one longer), or the split points:
+        ``(2, 3)`` gives ``ary[:2]``, ``ary[2:3]``, ``ary[3:]``.
+    axis : int
+    squeeze_axis : bool
+        Drop ``axis`` from parts of length one.
+
+    Returns
+    -------
+    Symbol
+        One output per part.
+    """
+    if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(
+        indices_or_sections, bool
+    ):
+        indices, sections = (), int(indices_or_sections)
+    elif isinstance(indices_or_sections, tuple):
+        indices, sections = (0, *(int(i) for i in indices_or_sections)), 0
+    else:
+        raise InvalidArgumentError(
+            "split_v2: indices_or_sections must be an int or a tuple of ints, got "
+            f"{type(indices_or_sections).__name__}"
+        )
+    kw = {"indices": indices, "axis": axis, "squeeze_axis": squeeze_axis, "sections": sections}
+    return create(_reg.get("_split_v2"), (ary,), kw, name=name, attr=attr)

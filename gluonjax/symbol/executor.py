@@ -34,6 +34,7 @@ from .._ops import buckets
 from ..base import ArgumentTypeError, MXNetError
 from ..ndarray import NDArray
 from ..ndarray.sparse import _infer as _sparse_infer
+from ._exec_check import FailedValue, check_forward
 from ._program import program_for
 
 __all__ = ["Executor", "BindError"]
@@ -55,16 +56,20 @@ def _set(arr, value):
     arr._node = None
 
 
-def _output_stypes(ex):
-    """The storage types MXNet infers for the outputs from the arguments' (cached); an
-    op that refuses its inputs' storage types raises here, as MXNet's bind does."""
+def _output_storage(ex):
+    """The storage types (and patterns) MXNet gives the outputs for the arguments'
+    storage types; an op that refuses its inputs' storage types raises here, as
+    MXNet's bind does. All-dense results are cached per argument storage types."""
     names = ex._arg_names + ex._aux_names
-    stypes = {n: a.stype for n, a in zip(names, ex.arg_arrays + ex.aux_arrays, strict=False)}
-    key = tuple(stypes.values())
-    hit = ex.__dict__.get("_out_stypes")
-    if hit is None or hit[0] != key:
-        hit = ex._out_stypes = (key, _sparse_infer.output_stypes(ex._symbol, stypes))
-    return hit[1]
+    arrays = dict(zip(names, ex.arg_arrays + ex.aux_arrays, strict=False))
+    key = tuple(a.stype for a in arrays.values())
+    dense = ex.__dict__.setdefault("_dense_stypes", {})
+    if key in dense:
+        return dense[key]
+    found = _sparse_infer.infer(ex._symbol, arrays)
+    if all(st == "default" for st, _ in found):
+        dense[key] = found
+    return found
 
 
 class Executor:
@@ -94,13 +99,14 @@ class Executor:
         self._grad_req = dict(grad_req)
         self._outputs = None
         self._saved = None
+        self._failed = None  # the error of the last forward's value checks
         self._monitor = None
         # executors made by reshape() share the front of this one's output memory in
         # MXNet: their newest outputs show through in ours (copied when we are read)
         self._views = weakref.WeakSet()
         self._view_fresh = False
         if PROCESS.sparse_types:
-            _output_stypes(self)  # MXNet checks the storage types at bind time
+            _output_storage(self)  # MXNet checks the storage types at bind time
 
     # ------------------------------------------------------------ views
     @property
@@ -179,15 +185,19 @@ class Executor:
             _set(arr, value)
         args, aux = self._values()
         key, counter = self._key()
+        # bad index values (take mode='raise'...): raised when an output is read, as MXNet
+        self._failed = check_forward(self._program, args, aux)
         outs, new_aux = self._program.forward(args, aux, key, counter, is_train)
         self._saved = (args, aux, key, counter)
+        if self._failed is not None:
+            outs = [FailedValue(self._failed, o) for o in outs]
         if self._outputs is None or len(self._outputs) != len(outs):
             self._outputs = [NDArray(o) for o in outs]
         else:
             for arr, o in zip(self._outputs, outs, strict=False):
                 arr._data, arr._node = o, None
         if PROCESS.sparse_types:  # MXNet's storage types of the outputs
-            _sparse_infer.restype(self._outputs, _output_stypes(self))
+            _sparse_infer.restype(self._outputs, _output_storage(self))
         self._view_fresh = True
         for view in self._views:
             view._view_fresh = False
@@ -211,6 +221,8 @@ class Executor:
         is_train : bool, default True
             Mode the forward pass is recomputed in.
         """
+        if self._failed is not None:
+            raise self._failed
         diff, add = [], []
         triples = zip(self._arg_names, self.grad_arrays, self.arg_arrays, strict=False)
         for name, garr, arr in triples:

@@ -13,6 +13,8 @@ finite differences, compare optimizers, and check random generators statisticall
   :func:`check_gluon_hybridize_consistency`, :func:`simple_forward`;
 * optimizers: :func:`compare_optimizer`;
 * random generators: :func:`verify_generator`, :func:`gen_buckets_probs_with_ppf`;
+* data sets: :func:`get_mnist`, :func:`get_mnist_ubyte`, :func:`get_mnist_iterator`,
+  :func:`get_mnist_pkl`, :func:`get_cifar10`, :func:`get_zip_data`, :func:`get_bz2_data`;
 * environment: :func:`default_context`, :func:`set_default_context`,
   :func:`default_dtype`, :func:`effective_dtype`, :func:`environment`,
   :func:`discard_stderr`, :func:`use_np`.
@@ -56,6 +58,8 @@ from ._compare import *  # noqa: F403
 from ._compare import __all__ as _a1
 from ._data import *  # noqa: F403
 from ._data import __all__ as _a2
+from ._datasets import *  # noqa: F403
+from ._datasets import __all__ as _a7
 from ._env import *  # noqa: F403
 from ._env import __all__ as _a3
 from ._optim import *  # noqa: F403
@@ -65,4 +69,4 @@ from ._stats import __all__ as _a5
 from ._symbolic import *  # noqa: F403
 from ._symbolic import __all__ as _a6
 
-HELPERS = tuple(_a1 + _a2 + _a3 + _a4 + _a5 + _a6 + ["use_np"])
+HELPERS = tuple(_a1 + _a2 + _a3 + _a4 + _a5 + _a6 + _a7 + ["use_np"])

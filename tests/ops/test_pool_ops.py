@@ -24,8 +24,9 @@ def np_pool(x, kernel, stride, pad, pool_type, conv="valid", include_pad=True, p
             max((o - 1) * s + k - n, 0)
             for o, s, k, n in zip(outs, stride, kernel, sizes, strict=True)
         ]
-        pad = [t // 2 for t in tot]
-        limit = [n + t - q for n, t, q in zip(sizes, tot, pad, strict=True)]
+        # MXNet 1.9.1: windows start at 0 (no left pad); averages count real elements
+        pad = [0 for _ in tot]
+        limit = list(sizes)
     else:
         rnd = math.ceil if conv == "full" else math.floor
         outs = [
@@ -208,8 +209,8 @@ def test_pooling_channel_last(layout, pool_type):
     np.testing.assert_allclose(out.asnumpy(), np.moveaxis(ref, 1, -1), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("case", [((1, 1, 7), (3,), (2,)), ((1, 2, 5, 6), (2, 3), (2, 2))])
-@pytest.mark.parametrize("pool_type", ["max", "avg"])
+@pytest.mark.parametrize("case", [((1, 1, 7), (3,), (2,)), ((2, 3, 10), (4,), (3,))])
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
 def test_pooling_same(case, pool_type):
     shape, kernel, stride = case
     x = RNG.standard_normal(shape).astype(np.float32)
@@ -218,6 +219,17 @@ def test_pooling_same(case, pool_type):
     )
     ref = np_pool(x, kernel, stride, None, pool_type, "same")
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_pooling_same_is_1d_without_pad():
+    # MXNet 1.9.1: 'same' is 1-D only and refuses a non-zero pad
+    with pytest.raises(MXNetError, match="same"):
+        nd.Pooling(nd.ones((1, 2, 5, 6)), kernel=(2, 2), stride=(2, 2), pooling_convention="same")
+    with pytest.raises(MXNetError, match="pad"):
+        nd.Pooling(nd.ones((1, 1, 10)), kernel=2, stride=2, pad=2, pooling_convention="same")
+    # MXNet reads the first len(kernel) pad entries: (0, 0, 0) is accepted for 1-D
+    out = nd.Pooling(nd.ones((1, 1, 10)), kernel=2, stride=2, pad=(0, 0, 0), pooling_convention="same")
+    assert out.shape == (1, 1, 5)
 
 
 def test_pooling_errors():

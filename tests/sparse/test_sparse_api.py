@@ -69,10 +69,6 @@ def test_row_sparse_array_forms():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: sparse.row_sparse_array(([[1.0], [2.0]], [3, 1]), shape=(4, 1)),  # unsorted
-        lambda: sparse.row_sparse_array(([[1.0]], [5]), shape=(4, 1)),  # out of range
-        lambda: sparse.csr_matrix(([1.0, 2.0], [2, 0], [0, 2]), shape=(1, 3)),  # unsorted row
-        lambda: sparse.csr_matrix(([1.0], [0], [0, 2]), shape=(1, 3)),  # indptr != nnz
         lambda: sparse.csr_matrix(M, shape=(2, 2)),  # shape mismatch
         lambda: sparse.csr_matrix(nd.ones((2, 2)).tostype("row_sparse")),
         lambda: sparse.row_sparse_array(nd.ones((2, 2)).tostype("csr")),
@@ -86,6 +82,64 @@ def test_row_sparse_array_forms():
 def test_invalid_input_raises_value_error(make):
     with pytest.raises(ValueError):
         make()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sparse.row_sparse_array(([[1.0]], [5]), shape=(4, 1)),  # out of range
+        lambda: sparse.row_sparse_array(([[1.0], [2.0]], [1, 1]), shape=(4, 1)),  # duplicate
+        lambda: sparse.csr_matrix(([1.0], [0], [0, 2]), shape=(1, 3)),  # indptr != nnz
+        lambda: sparse.csr_matrix(([1.0, 2.0], [0, 0], [0, 2]), shape=(1, 3)),  # duplicate
+    ],
+)
+def test_invalid_definition_builds_but_has_no_value(make):
+    # MXNet builds these and only check_format() fails; gluonjax has no dense value for
+    # them, so reading one raises instead of computing with a guess
+    a = make()
+    assert a.stype in ("csr", "row_sparse") and a.shape in ((4, 1), (1, 3))
+    assert repr(a).startswith("\n<CSRNDArray") or repr(a).startswith("\n<RowSparseNDArray")
+    with pytest.raises(mx.MXNetError):
+        a.check_format()
+    with pytest.raises(ValueError, match="invalid definition"):
+        a.asnumpy()
+    with pytest.raises(ValueError, match="invalid definition"):
+        a + 1
+    a[:] = np.ones(a.shape, np.float32)  # a whole new value makes it valid
+    a.check_format()
+    np.testing.assert_array_equal(a.asnumpy(), np.ones(a.shape))
+
+
+def test_unsorted_definition_has_a_value():
+    # MXNet's ops accept indices out of order (the value is defined); check_format()
+    # refuses them until the array gets a new value
+    r = sparse.row_sparse_array(([[1.0], [2.0]], [3, 1]), shape=(4, 1))
+    np.testing.assert_array_equal(r.asnumpy().ravel(), [0, 2, 0, 1])
+    c = sparse.csr_matrix(([1.0, 2.0], [2, 0], [0, 2]), shape=(1, 3))
+    np.testing.assert_array_equal(c.asnumpy(), [[2, 0, 1]])
+    for a in (r, c):
+        a.check_format(full_check=False)
+        with pytest.raises(mx.MXNetError):
+            a.check_format()
+    c[:] = nd.array([[2.0, 0, 1]])
+    c.check_format()
+
+
+def test_retain_rejects_unknown_arguments():
+    x = nd.ones((2, 2)).tostype("row_sparse")
+    with pytest.raises(mx.MXNetError, match="invalid_arg"):
+        sparse.retain(x, nd.array([0]), invalid_arg=1)
+    with pytest.raises(mx.MXNetError, match="indices"):
+        sparse.retain(x)
+
+
+def test_logical_context_is_kept():
+    for a in (
+        sparse.zeros("csr", (2, 3), ctx=mx.cpu(1)),
+        sparse.row_sparse_array((2, 3), ctx=mx.cpu(1)),
+        sparse.csr_matrix(nd.ones((2, 3)).tostype("csr"), ctx=mx.cpu(1)),
+    ):
+        assert a.context == mx.cpu(1) and a.copy().context == mx.cpu(1)
 
 
 def test_zeros_and_empty_with_stype():

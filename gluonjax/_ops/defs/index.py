@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..bounds import check_values
+from ..bounds import check_values, is_concrete
 from ..registry import Attr, register
 
 
@@ -128,11 +129,24 @@ def batch_take(a, indices):
     return jnp.take_along_axis(a, idx[:, None], axis=1)[:, 0]
 
 
-@register("gather_nd", inputs=("data", "indices"))
+def _gather_nd_check(attrs, arrays):
+    """Index rows outside ``[-n, n)`` of their axis raise IndexError (eager values only)."""
+    data, idx = arrays[0], arrays[1]
+    shape = tuple(getattr(data, "shape", ()))
+    ishape = tuple(getattr(idx, "shape", ()))
+    if not ishape or ishape[0] > len(shape) or not is_concrete(idx):
+        return  # the implementation reports a shape error; traced values are unknown
+    idx = np.asarray(idx)
+    for i in range(ishape[0]):
+        check_values(idx[i], -shape[i], shape[i], i, shape, "gather_nd")
+
+
+@register("gather_nd", inputs=("data", "indices"), check=_gather_nd_check)
 def gather_nd(data, indices):
     """``out[y] = data[indices[0, y], ..., indices[M-1, y]]`` for indices of shape
-    (M, Y...); output shape ``Y + data.shape[M:]``. Negative indices count from the end;
-    out-of-range ones are clipped (jax gathers cannot raise)."""
+    (M, Y...); output shape ``Y + data.shape[M:]``. Negative indices count from the end.
+    In eager mode an index outside ``[-n, n)`` raises ``IndexError``; inside a traced
+    (hybridized) program, where values are unknown, out-of-range ones are clipped."""
     if indices.ndim < 1 or indices.shape[0] > data.ndim:
         raise ValueError(f"indices of shape {indices.shape} cannot index data {data.shape}")
     idx = _int(indices)

@@ -71,20 +71,28 @@ def _split_v2_count(a):
 )
 def split_v2(data, *, indices, axis, squeeze_axis, sections):
     """Split along ``axis`` at ``indices`` (which start with 0), or into ``sections``
-    equal parts. Indices past the end give empty pieces. ``squeeze_axis`` drops the axis
-    of pieces of length one."""
+    parts (as MXNet: the first ``n % sections`` parts are one longer). Indices must
+    increase and stay within the axis (an empty axis gives empty pieces).
+    ``squeeze_axis`` drops the axis of pieces of length one."""
+    if not -data.ndim <= axis < data.ndim:
+        raise ValueError(f"axis {axis} is out of range for a {data.ndim}-d input")
     ax = axis % data.ndim
     n = data.shape[ax]
     if sections > 0:
-        if n % sections:
-            raise ValueError(f"axis {axis} of length {n} does not split into {sections} parts")
-        bounds = [i * (n // sections) for i in range(sections)]
+        size, extra = divmod(n, sections)
+        bounds = [i * size + min(i, extra) for i in range(sections)]
     else:
         bounds = list(indices)
     ends = bounds[1:] + [n]
     out = []
-    for lo, hi in zip(bounds, ends):
-        lo, hi = min(lo, n), min(max(hi, lo), n)
+    for i, (lo, hi) in enumerate(zip(bounds, ends)):
+        if n == 0:
+            lo = hi = 0
+        elif not 0 <= lo <= hi <= n:
+            raise ValueError(
+                f"split points {tuple(bounds[1:])} must increase within axis {axis} of "
+                f"length {n} (piece {i} would be [{lo}, {hi}))"
+            )
         piece = jax.lax.slice_in_dim(data, lo, hi, axis=ax)
         if squeeze_axis:
             if piece.shape[ax] != 1:

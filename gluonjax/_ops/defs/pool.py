@@ -19,10 +19,10 @@ POOL_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 def _pool_geometry(size, k, s, p, convention):
     """``(out, pad_low, pad_high, limit)`` of one spatial axis; avg windows that
     count padding are clipped at ``limit`` (the end of the symmetric padding)."""
-    if convention == "same":
+    if convention == "same":  # MXNet: windows start at 0, the last ones run past the end
         out = -(-size // s)
         total = max((out - 1) * s + k - size, 0)
-        return out, total // 2, total - total // 2, size + total - total // 2
+        return out, 0, total, size
     span = size + 2 * p - k
     if span < 0:
         raise ValueError(f"kernel {k} is larger than the padded input size {size + 2 * p}")
@@ -139,7 +139,8 @@ def pooling(
     """Max/avg/sum/Lp pooling over the 1-3 spatial axes.
 
     ``valid`` uses ``floor`` and ``full`` uses ``ceil`` for the output size
-    ``(x + 2*pad - k) / stride + 1``; ``same`` gives ``ceil(x / stride)`` (no pad).
+    ``(x + 2*pad - k) / stride + 1``; ``same`` (1-D only, no pad, as MXNet) gives
+    ``ceil(x / stride)`` windows starting at ``0, stride, ...``.
     ``avg`` divides by the window size clipped to the padded input, or (with
     ``count_include_pad=False``) by the number of real elements.
     """
@@ -154,10 +155,16 @@ def pooling(
         if not kernel:
             raise ValueError("kernel is required unless global_pool=True")
         check_layout(data, kernel, layout)
-        stride, pad = expand(stride, nd, 1, "stride"), expand(pad, nd, 0, "pad")
         conv = pooling_convention
-        if conv == "same" and any(pad):
-            raise ValueError("pooling_convention='same' does not take a pad")
+        if conv == "same" and (nd != 1 or any(pad)):
+            raise ValueError(
+                "pooling_convention='same' supports 1-D pooling of (batch, channel, x) data "
+                f"without pad (got data {tuple(data.shape)}, pad={tuple(pad)}); use 'valid' "
+                "or 'full' with an explicit pad for 2-D/3-D"
+            )
+        # MXNet reads the first len(kernel) entries of stride and pad (more are ignored)
+        stride = expand(tuple(stride)[:nd] if len(stride) > nd else stride, nd, 1, "stride")
+        pad = expand(tuple(pad)[:nd] if len(pad) > nd else pad, nd, 0, "pad")
     geo = [_pool_geometry(*a, conv) for a in zip(sizes, kernel, stride, pad, strict=True)]
     window, strides, padding = [1] * data.ndim, [1] * data.ndim, [(0, 0)] * data.ndim
     for a, k, s, (_, lo, hi, _) in zip(axes, kernel, stride, geo, strict=True):

@@ -13,6 +13,7 @@ import math
 
 import jax.numpy as jnp
 
+from ...base import ShapeError
 from ..registry import Attr, register
 
 
@@ -207,9 +208,27 @@ def split(data, *, num_outputs, axis, squeeze_axis):
     return tuple(parts) if num_outputs > 1 else parts[0]
 
 
-@register("tile", attrs={"reps": Attr("shape")})
+def _tile_check(attrs, arrays):
+    """Without np_shape, MXNet reads 0 dims as unknown: a 0 in ``reps`` or a zero-size
+    input leaves tile's output shape unknown, and MXNet raises (eager calls)."""
+    from ...util import is_np_shape
+
+    reps = attrs["reps"]
+    dshape = tuple(getattr(arrays[0], "shape", ()))
+    if reps and not is_np_shape() and (0 in reps or 0 in dshape):
+        raise ShapeError(
+            f"tile: reps {tuple(reps)} on an input of shape {dshape} give a zero-size "
+            "output, which needs np_shape (MXNet reads 0 dims as unknown); call it inside "
+            "`with mx.np_shape(True):` or give positive reps"
+        )
+
+
+@register("tile", attrs={"reps": Attr("shape")}, check=_tile_check)
 def tile(data, *, reps):
-    """Repeat the whole array ``reps`` times along each axis (numpy.tile)."""
+    """Repeat the whole array ``reps`` times along each axis (numpy.tile); ``reps``
+    must be non-negative (0 only under np_shape)."""
+    if any(r < 0 for r in reps):
+        raise ValueError(f"reps {tuple(reps)} must be non-negative")
     return jnp.tile(data, reps)
 
 
@@ -275,6 +294,8 @@ def _check4(data, block_size):
         raise ValueError(f"expects 4-d NCHW input, got shape {data.shape}")
     if block_size <= 0:
         raise ValueError(f"block_size must be positive, got {block_size}")
+    if 0 in data.shape:
+        raise ValueError(f"every dimension of the input must be non-zero, got {data.shape}")
 
 
 @register("depth_to_space", attrs={"block_size": Attr("int")})

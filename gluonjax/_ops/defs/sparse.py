@@ -80,10 +80,10 @@ def sparse_csr_dot(data, indices, rhs, *, shape, transpose_a):
 
 @register("_contrib_getnnz", attrs={"axis": Attr("int?", None)})
 def getnnz(data, *, axis):
-    """The number of stored values of a csr matrix: in all (shape ``(1,)``), per column
-    (``axis=0``) or per row (``axis=1``). ``nd.contrib.getnnz`` counts the csr's stored
-    positions (explicit zeros included); on a dense value (a symbol graph) it counts
-    the non-zeros. int64 (int32 while 64-bit types are off).
+    """The number of stored values of a csr matrix: in all (shape ``(1,)``) or per row
+    (``axis=1``; MXNet 1.9.1 has no ``axis=0``). ``nd.contrib.getnnz`` counts the csr's
+    stored positions (explicit zeros included); on a dense value (a symbol graph) it
+    counts the non-zeros. int64 (int32 while 64-bit types are off).
 
     Examples
     --------
@@ -100,6 +100,6 @@ def getnnz(data, *, axis):
     nz = (data != 0).astype(dt)
     if axis is None:
         return jnp.sum(nz).reshape(1)
-    if axis not in (0, 1, -1, -2):
-        raise ValueError(f"axis must be None, 0 or 1, got {axis}")
-    return jnp.sum(nz, axis=axis % 2)
+    if axis != 1:
+        raise ValueError(f"axis must be None or 1 (MXNet has no per-column count), got {axis}")
+    return jnp.sum(nz, axis=1)

@@ -13,7 +13,7 @@ import zipfile
 import numpy as np
 
 from ...base import MissingFileError
-from ...gluon.utils import check_sha1, download
+from ..._io.download import check_sha1, download
 from . import _pretrained
 from .vocab import TextError
 

@@ -88,6 +88,15 @@ def _device_of(data):
     return next(iter(devs())) if devs is not None else None
 
 
+def _gather(data, *index):
+    """``data[index]`` (host index arrays) as an NDArray on data's device: on the host for
+    a CPU value (a device gather compiles one program per number of stored values)."""
+    dev = _device_of(data)
+    if dev is None or dev.platform == "cpu":
+        return NDArray(jax.device_put(np.asarray(data)[index], dev))
+    return NDArray(jnp.asarray(data)[tuple(jax.device_put(i, dev) for i in index)])
+
+
 class BaseSparseNDArray(NDArray):
     """Base class of the sparse storage types (see :class:`CSRNDArray`,
     :class:`RowSparseNDArray`). Use ``tostype`` or ``nd.sparse`` to make one."""
@@ -390,11 +399,7 @@ class CSRNDArray(BaseSparseNDArray):
     def data(self):
         """The stored values, row by row, as an NDArray."""
         indptr, indices = self._pattern()
-        rows = P.csr_row_ids(indptr)
-        d = jnp.asarray(self._data)
-        return NDArray(
-            d[jax.device_put(rows, _device_of(d)), jax.device_put(indices, _device_of(d))]
-        )
+        return _gather(self._data, P.csr_row_ids(indptr), indices)
 
     @indptr.setter
     def indptr(self, value):
@@ -482,9 +487,7 @@ class RowSparseNDArray(BaseSparseNDArray):
     @property
     def data(self):
         """The stored rows, shape ``(len(indices),) + shape[1:]``, as an NDArray."""
-        rows = self._pattern()
-        d = jnp.asarray(self._data)
-        return NDArray(d[jax.device_put(rows, _device_of(d))])
+        return _gather(self._data, self._pattern())
 
     @indices.setter
     def indices(self, value):

@@ -3,11 +3,15 @@
 MXNet 1.9.1 infers every node's output storage type from its inputs' (the op's
 ``FInferStorageType``); a bound executor's outputs have those types. gluonjax runs
 the graph on dense values and gives each output the storage type this pass infers,
-with the same rules as the eager ``nd`` functions (``_ops.RULES``): each rule is
-asked with probe arrays that carry a storage type but no values. Gradients: a
-variable whose every consumer makes a row_sparse gradient for it (``Embedding``
-with ``sparse_grad``, ``contrib.SparseEmbedding``, ``dot(csr, w)``) gets a row_sparse
-gradient array from ``simple_bind``, as in MXNet.
+with the same rules as the eager ``nd`` functions (``_ops.RULES``). The rules see the
+bound arrays for the variables and, for inner nodes, probes that carry a storage
+type and the pattern the rule gave (or none). An output keeps the pattern its rule
+gives when that is exact (the rule saw only bound arrays, or passed an input's
+pattern on, as ``relu`` does); otherwise its pattern is its non-zeros.
+
+Gradients: a variable whose every consumer makes a row_sparse gradient for it
+(``Embedding`` with ``sparse_grad``, ``contrib.SparseEmbedding``, ``dot(csr, w)``)
+gets a row_sparse gradient array from ``simple_bind``, as in MXNet.
 """
 
 from __future__ import annotations
@@ -20,22 +24,26 @@ from ...base import MXNetError
 from ..ndarray import NDArray
 from ._array import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, _Lazy
 
-__all__ = ["output_stypes", "grad_stypes", "restype"]
+__all__ = ["infer", "grad_stypes", "restype"]
 
 CLASSES = {"row_sparse": RowSparseNDArray, "csr": CSRNDArray}
 
 
-def _nothing():
-    return None
+def _unknown():
+    raise AssertionError("an unknown pattern is never resolved")  # pragma: no cover
+
+
+#: the pattern of a probe whose values only the running graph knows
+UNKNOWN = _Lazy(_unknown)
 
 
 class _Probe:
-    """A probe's pattern is never computed: rules only pass it on."""
+    """An inner node's result as a rule sees it: a storage type and a pattern."""
 
     __slots__ = ()
 
     def _pattern_ref(self):
-        return _Lazy(_nothing)
+        return self.__dict__["_p"]
 
 
 class _CsrProbe(_Probe, CSRNDArray):
@@ -46,62 +54,74 @@ class _RspProbe(_Probe, RowSparseNDArray):
     __slots__ = ()
 
 
-_PROBE_VALUE = None
+class _DenseProbe(_Probe, NDArray):
+    __slots__ = ()
 
 
-def _probe(stype):
-    global _PROBE_VALUE
-    if _PROBE_VALUE is None:
-        _PROBE_VALUE = jnp.zeros((1, 1), jnp.float32)
-    if stype == "csr":
-        return _CsrProbe(_PROBE_VALUE)
-    if stype == "row_sparse":
-        return _RspProbe(_PROBE_VALUE)
-    return NDArray(_PROBE_VALUE)
+_PROBES = {"csr": _CsrProbe, "row_sparse": _RspProbe, "default": _DenseProbe}
+_VALUE = []
 
 
-def _node_stypes(node, in_stypes):
-    """The storage types of ``node``'s outputs for inputs of ``in_stypes``."""
+def _probe(stype, pattern):
+    if not _VALUE:
+        _VALUE.append(jnp.zeros((1, 1), jnp.float32))
+    p = _PROBES[stype](_VALUE[0])
+    p.__dict__["_p"] = pattern
+    return p
+
+
+def _node(node, ins):
+    """``[(stype, pattern)]`` of ``node``'s outputs for inputs ``ins`` (arrays or probes)."""
     from ._ops import _ALWAYS, RULES
 
-    n_out = node.num_outputs
-    name = node.op.name
-    dense = all(s == "default" for s in in_stypes)
+    n_out, name = node.num_outputs, node.op.name
+    dense = not any(isinstance(x, BaseSparseNDArray) for x in ins)
     if name not in RULES or (dense and name not in _ALWAYS):
-        return ["default"] * n_out
+        return [("default", None)] * n_out
     try:  # a refusal of sparse inputs is MXNet's error at bind time
-        found = RULES[name]([_probe(s) for s in in_stypes], node.attr_dict())
+        found = RULES[name](ins, node.attr_dict())
     except MXNetError:
         if not dense:
             raise
         found = None  # an op for sparse inputs only, on dense values: its dense result
     if n_out != 1 or found is None:
-        return ["default"] * n_out
-    return [found[0]._stype]
+        return [("default", None)] * n_out
+    cls, pattern = found
+    if any(isinstance(x, _Probe) for x in ins):
+        passed = [x._pattern_ref() for x in ins if isinstance(x, BaseSparseNDArray)]
+        if not any(pattern is p for p in passed):
+            pattern = UNKNOWN  # computed from a probe: only the values can tell
+    return [(cls._stype, UNKNOWN if pattern is None else pattern)]
 
 
-def output_stypes(symbol, var_stypes):
-    """The storage type of each output of ``symbol``.
+def infer(symbol, arrays):
+    """The storage type and pattern of each output of ``symbol``.
 
     Parameters
     ----------
     symbol : Symbol
-    var_stypes : dict of str to str
-        The storage type of each variable (absent: 'default').
+    arrays : dict of str to NDArray
+        The arrays bound to the variables (absent ones count as dense).
 
     Returns
     -------
-    list of str
+    list of (str, pattern)
+        ``pattern`` is :data:`UNKNOWN` where the output's non-zeros give it.
     """
-    heads = symbol._outputs
     known = {}
-    for node in topo(heads):
+    for node in topo(symbol._outputs):
         if node.op is None:
-            known[id(node)] = [var_stypes.get(node.name, "default")]
+            arr = arrays.get(node.name)
+            known[id(node)] = [arr if arr is not None else _probe("default", None)]
             continue
         ins = [known[id(src)][i] for src, i in node.inputs]
-        known[id(node)] = _node_stypes(node, ins)
-    return [known[id(n)][i] for n, i in heads]
+        known[id(node)] = [_probe(st, p) for st, p in _node(node, ins)]
+    out = []
+    for n, i in symbol._outputs:
+        x = known[id(n)][i]
+        st = x._stype if isinstance(x, BaseSparseNDArray) else "default"
+        out.append((st, x._pattern_ref() if st != "default" else None))
+    return out
 
 
 def _sparse_grad_use(node, index, stype_of):
@@ -120,31 +140,34 @@ def _sparse_grad_use(node, index, stype_of):
 def grad_stypes(symbol, var_stypes):
     """``{variable name: 'row_sparse'}`` for the variables whose gradient MXNet stores as
     row_sparse (every use of them makes a row_sparse gradient); others are absent."""
-    heads = symbol._outputs
-    stypes = {}
-    for node in topo(heads):
+    known = {}
+    for node in topo(symbol._outputs):
         if node.op is None:
-            stypes[id(node)] = [var_stypes.get(node.name, "default")]
+            known[id(node)] = [_probe(var_stypes.get(node.name, "default"), UNKNOWN)]
         else:
-            ins = [stypes[id(src)][i] for src, i in node.inputs]
-            stypes[id(node)] = _node_stypes(node, ins)
+            ins = [known[id(src)][i] for src, i in node.inputs]
+            known[id(node)] = [_probe(st, p) for st, p in _node(node, ins)]
     uses = {}
-    for node in topo(heads):
+    for node in topo(symbol._outputs):
         for k, (src, _) in enumerate(node.inputs if node.op is not None else ()):
             if src.op is None:
-                sparse = _sparse_grad_use(node, k, lambda s, i: stypes[id(s)][i])
+                sparse = _sparse_grad_use(node, k, lambda s, i: known[id(s)][i].stype)
                 uses.setdefault(src.name, []).append(sparse)
     return {name: "row_sparse" for name, flags in uses.items() if flags and all(flags)}
 
 
-def restype(arrays, stypes):
-    """Give each NDArray of ``arrays`` the class of its storage type in ``stypes`` (its
-    pattern is derived from its values when first read)."""
-    for arr, st in zip(arrays, stypes, strict=False):
+def restype(arrays, found):
+    """Give each NDArray of ``arrays`` the storage type and pattern of ``found`` (pairs
+    from :func:`infer`; an UNKNOWN pattern is derived from the values when read)."""
+    for arr, (st, pattern) in zip(arrays, found, strict=False):
         cls = CLASSES.get(st, NDArray)
         if type(arr) is not cls:
             arr.__dict__.pop("_sp", None)
             arr.__class__ = cls
-            if cls is not NDArray:
-                PROCESS.sparse_types = (BaseSparseNDArray,)
+        if cls is not NDArray:
+            PROCESS.sparse_types = (BaseSparseNDArray,)
+            if pattern is not UNKNOWN and pattern is not None:
+                arr._keep(pattern)
+            else:
+                arr.__dict__.pop("_sp", None)
     return arrays

@@ -97,8 +97,11 @@ def _getnnz(ins, attrs):
             f".tostype('csr')"
         )
     axis = attrs.get("axis")
-    if axis is not None and int(axis) not in (0, 1, -1, -2):
-        raise SparseStorageError(f"contrib.getnnz: axis must be None, 0 or 1, got {axis}")
+    if axis is not None and int(axis) != 1:
+        raise SparseStorageError(
+            f"contrib.getnnz: axis must be None (all) or 1 (per row), got {axis}; MXNet "
+            f"1.9.1 has no per-column count either (sum a dense (x != 0) for that)"
+        )
     return None
 
 
@@ -111,10 +114,8 @@ def _getnnz_value(ins, attrs):
     axis = attrs.get("axis")
     if axis is None:
         counts = np.asarray([len(indices)])
-    elif int(axis) % 2 == 1:
-        counts = np.diff(indptr)
     else:
-        counts = np.bincount(indices, minlength=x.shape[1])
+        counts = np.diff(indptr)
     dt = jax.dtypes.canonicalize_dtype(np.int64)
     return NDArray(jax.device_put(counts.astype(dt), next(iter(x._data.devices()))))
 

@@ -42,6 +42,7 @@ __all__ = [
     "RandomHue",
     "RandomColorJitter",
     "RandomLighting",
+    "Rotate",
     "RandomRotation",
     "RandomApply",
     "HybridRandomApply",
@@ -312,6 +313,39 @@ class RandomLighting(_HostHybrid):
 
     def hybrid_forward(self, F, x):
         return F.image.random_lighting(x, alpha_std=self._alpha)
+
+
+class Rotate(_HostBlock):
+    """Rotate a float32 CHW image (or NCHW batch) by ``rotation_degrees``, keeping its shape
+    (``mx.image.imrotate``; zeros where the rotated image does not reach).
+
+    Parameters
+    ----------
+    rotation_degrees : float
+        The angle in degrees (counter-clockwise).
+    zoom_in : bool, default False
+        Zoom in so that no padding shows.
+    zoom_out : bool, default False
+        Zoom out so that the whole image stays inside (calling it with both zooms raises
+        ValueError, as MXNet).
+
+    Inputs:
+        - **data**: a float32 (C, H, W) or (N, C, H, W) array.
+
+    Outputs:
+        - **out**: the rotated array, of the input's shape.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> img = mx.nd.array([[[0, 0, 0], [0, 0, 1], [0, 0, 0]]])
+    >>> Rotate(90)(img).asnumpy().round(3).tolist()
+    [[[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]
+    """
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super().__init__()
+        self._twin = host.Rotate(rotation_degrees, zoom_in, zoom_out)
 
 
 class RandomRotation(_HostBlock):

@@ -13,7 +13,7 @@ import hashlib
 import os
 import warnings
 
-from .._io.atomic import atomic_write
+from .atomic import atomic_write
 from ..base import MXNetError
 
 __all__ = ["download", "check_sha1", "replace_file", "DownloadError", "ChecksumError"]
