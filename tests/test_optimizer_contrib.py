@@ -90,3 +90,49 @@ def test_adamw_skips_the_step_for_zero_or_non_finite_rescale(scale):
         ws, [g], [m], [v], scale, out=ws, lrs=[0.1], wds=[0.0], etas=[1.0]
     )
     np.testing.assert_array_equal(ws[0].asnumpy(), REF["adamw.w0"])
+
+
+def test_group_adagrad_update_op_matches_numpy():
+    """The registry op ``_contrib_group_adagrad_update`` (reference: NumPy)."""
+    rs = np.random.RandomState(3)
+    w, g = rs.randn(4, 3).astype(np.float32), rs.randn(4, 3).astype(np.float32)
+    h = np.abs(rs.randn(4, 1)).astype(np.float32)
+    wn, gn, hn = mx.nd.array(w), mx.nd.array(g), mx.nd.array(h)
+    mx.nd.contrib.group_adagrad_update(
+        wn, gn, hn, out=wn, lr=0.1, rescale_grad=0.5, clip_gradient=0.3, epsilon=1e-5
+    )
+    gc = np.clip(0.5 * g, -0.3, 0.3)
+    h2 = h + (gc * gc).mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(hn.asnumpy(), h2, rtol=1e-6)
+    np.testing.assert_allclose(wn.asnumpy(), w - 0.1 * gc / np.sqrt(h2 + 1e-5), rtol=1e-5)
+
+
+def test_multi_mp_adamw_update_keeps_float32_masters():
+    """``_multi_mp_adamw_update``: float16 weights, float32 master copies updated by
+    MXNet's AdamW rule (reference: NumPy in float32)."""
+    rs = np.random.RandomState(4)
+    lrs, wds, etas = [0.1, 0.05], [0.01, 0.0], [1.0, 0.5]
+    ws, gs, ms, vs, w32s, refs = [], [], [], [], [], []
+    for i in range(2):
+        w32 = rs.randn(3, 2).astype(np.float32)
+        g = rs.randn(3, 2).astype(np.float16)
+        m, v = rs.randn(3, 2).astype(np.float32) * 0.1, np.abs(rs.randn(3, 2)).astype(np.float32)
+        gg = np.clip(2.0 * g.astype(np.float32), -0.5, 0.5)
+        m2 = 0.9 * m + 0.1 * gg
+        v2 = 0.999 * v + 0.001 * gg * gg
+        w2 = w32 - etas[i] * (lrs[i] * m2 / (np.sqrt(v2) + 1e-8) + wds[i] * w32)
+        refs.append((w2, m2, v2))
+        ws.append(mx.nd.array(w32.astype(np.float16), dtype="float16"))
+        gs.append(mx.nd.array(g, dtype="float16"))
+        ms.append(mx.nd.array(m))
+        vs.append(mx.nd.array(v))
+        w32s.append(mx.nd.array(w32))
+    mx.nd.contrib.multi_mp_adamw_update(
+        ws, gs, ms, vs, w32s, 2.0, out=ws, lrs=lrs, wds=wds, etas=etas, clip_gradient=0.5
+    )
+    for i, (w2, m2, v2) in enumerate(refs):
+        np.testing.assert_allclose(w32s[i].asnumpy(), w2, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ms[i].asnumpy(), m2, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(vs[i].asnumpy(), v2, rtol=1e-5, atol=1e-7)
+        assert ws[i].dtype == np.float16
+        np.testing.assert_allclose(ws[i].asnumpy(), w2.astype(np.float16), rtol=1e-3)
