@@ -126,7 +126,9 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
         )
     node = Node(op, name, user_attrs, [s._outputs[0] for s in inputs], static_key, dyn, extra)
     outs = [Symbol([(node, i)]) for i in range(node.visible())]
-    if all(s._value is not None for s in inputs):
+    # a creation node whose shape has unknown dims (``sym.ones((-1, -1))``) gets it
+    # from shape inference when bound: nothing to compute now
+    if all(s._value is not None for s in inputs) and not (inputs == [] and _deferred(node)):
         _compute(op, node, inputs, outs)
     if len(outs) == 1:
         return outs[0]
@@ -134,6 +136,13 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
     if outs[0]._value is not None:
         group._value = [o._value for o in outs]
     return group
+
+
+def _deferred(node):
+    """Whether creation node ``node`` leaves dimensions of its shape to inference."""
+    from ._infer import created_shape
+
+    return created_shape(node) is not None
 
 
 def _compute(op, node, inputs, outs):

@@ -77,14 +77,17 @@ class GraphFunction:
         rnd = _random.traced_key(seed_key, counter) if seed_key is not None else _NoScope()
         return rnd, _ag._Scope(None, training)
 
-    def __call__(self, args, aux, seed_key=None, counter=None, training=False):
+    def __call__(self, args, aux, seed_key=None, counter=None, training=False, runs=None):
         rnd, mode = self.scope(seed_key, counter, training)
         with rnd, mode:
-            return self.evaluate(args, aux)
+            return self.evaluate(args, aux, runs)
 
-    def evaluate(self, args, aux):
+    def evaluate(self, args, aux, runs=None):
         """``(outputs, new aux)`` in the current random-key and train-mode scope (a
-        control-flow subgraph runs in its enclosing graph's scope)."""
+        control-flow subgraph runs in its enclosing graph's scope). ``runs`` maps
+        ``id(node)`` to a ``fn(node, ins) -> (outputs, new aux)`` run instead of
+        :func:`run_node` (the executor's backward passes gradients through integer
+        casts with it)."""
         env, new_aux = {}, {}
         overrides = self._deferred_keys(args, aux) if self.deferred else {}
         for node, _names, aux_slots in self._plan:
@@ -92,7 +95,11 @@ class GraphFunction:
                 env[(id(node), 0)] = self.input_value(node.name, args, aux, new_aux)
                 continue
             ins = [env[(id(src), idx)] for src, idx in node.inputs]
-            outs, updated = run_node(node, ins, overrides.get(id(node)))
+            run = runs.get(id(node)) if runs else None
+            if run is not None:
+                outs, updated = run(node, ins)
+            else:
+                outs, updated = run_node(node, ins, overrides.get(id(node)))
             for (_k, aux_name), value in zip(aux_slots, updated or ()):
                 new_aux[aux_name] = value
             for i, o in enumerate(outs):

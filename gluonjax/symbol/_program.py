@@ -32,6 +32,7 @@ from .._ops.hostcall import HostCalls
 from .._tape import sizeclass
 from .._tape.node import inexact, pullback
 from ._eval import graph_function, run_node
+from ._int_grads import cast_runs, float_standins
 
 __all__ = ["Program", "program_for"]
 
@@ -92,8 +93,11 @@ class Program:
         self._internals = None
         # graphs of size-class ops only (elementwise, broadcast, reductions) run node by
         # node on size classes while their argument shapes are new (no compile per shape)
+        # casts to integer dtypes: the backward passes gradients through them (MXNet)
+        self.int_casts = cast_runs(self.graph)
         self.sized = (
             not self.random
+            and not self.int_casts
             and not self.graph.deferred
             and any(n.op is not None for n in self.graph.nodes)
             and all(n.op is None or n.op.bucket is not None for n in self.graph.nodes)
@@ -245,7 +249,8 @@ class Program:
         compiled."""
 
         def fn(args, aux, seed_key, counter, heads, old_grads):
-            if self.sized and self._count(args, peek=True):
+            ints = any(not inexact(args[n].dtype) for n in diff_names)
+            if self.sized and not ints and self._count(args, peek=True):
                 try:
                     return self._sized_backward(args, aux, heads, diff_names, add_names, old_grads)
                 except Exception:  # noqa: BLE001 - the compiled backward runs it (or raises
@@ -258,16 +263,18 @@ class Program:
         return fn
 
     def _make_backward(self, diff_names, add_names, training):
-        graph = self.graph
+        graph, runs = self.graph, self.int_casts
 
         def bwd(args, aux, seed_key, counter, heads, old_grads):
             fixed = {k: v for k, v in args.items() if k not in diff_names}
+            # integer arguments are differentiated through float32 stand-ins
+            primal = float_standins({n: args[n] for n in diff_names})
 
             def f(diff):
-                outs, _ = graph({**fixed, **diff}, aux, seed_key, counter, training)
+                outs, _ = graph({**fixed, **diff}, aux, seed_key, counter, training, runs)
                 return outs
 
-            _, (grads,) = pullback(f, ({n: args[n] for n in diff_names},), list(heads))
+            _, (grads,) = pullback(f, (primal,), list(heads))
             for n in add_names:
                 grads[n] = grads[n] + old_grads[n].astype(grads[n].dtype)
             return grads

@@ -227,7 +227,11 @@ class Executor:
         triples = zip(self._arg_names, self.grad_arrays, self.arg_arrays, strict=False)
         for name, garr, arr in triples:
             req = self._grad_req.get(name, "null")
-            if garr is None or req == "null" or not jnp.issubdtype(arr.dtype, jnp.inexact):
+            # integer arguments get gradients too (MXNet), through float32 stand-ins
+            numeric = jnp.issubdtype(arr.dtype, jnp.inexact) or jnp.issubdtype(
+                arr.dtype, jnp.integer
+            )
+            if garr is None or req == "null" or not numeric:
                 continue
             diff.append(name)
             if req == "add":

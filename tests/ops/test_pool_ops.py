@@ -228,7 +228,9 @@ def test_pooling_same_is_1d_without_pad():
     with pytest.raises(MXNetError, match="pad"):
         nd.Pooling(nd.ones((1, 1, 10)), kernel=2, stride=2, pad=2, pooling_convention="same")
     # MXNet reads the first len(kernel) pad entries: (0, 0, 0) is accepted for 1-D
-    out = nd.Pooling(nd.ones((1, 1, 10)), kernel=2, stride=2, pad=(0, 0, 0), pooling_convention="same")
+    out = nd.Pooling(
+        nd.ones((1, 1, 10)), kernel=2, stride=2, pad=(0, 0, 0), pooling_convention="same"
+    )
     assert out.shape == (1, 1, 5)
 
 

@@ -57,6 +57,8 @@ def index_array(data, *, axes):
         if not -nd <= a < nd:
             raise ValueError(f"axis {a} in axes={axes} is out of range for a {nd}-d input")
         picked.append(a % nd)
+    if not picked:  # a 0-d input (or axes=()): shape data.shape + (0,)
+        return jnp.zeros(tuple(data.shape) + (0,), jnp.int32)
     grids = np.indices(data.shape, dtype=np.int32)
     return jnp.asarray(np.stack([grids[a] for a in picked], axis=-1))
 

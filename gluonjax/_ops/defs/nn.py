@@ -165,13 +165,14 @@ def leaky_relu(data, gamma=None, *, act_type, slope, lower_bound, upper_bound):
 )
 def dropout(_key, data, *, p, mode, axes, cudnn_off, _train=False):
     """Zero elements with probability ``p`` and scale the rest by 1/(1-p) (training only).
+    ``p=1`` gives NaN everywhere, as MXNet's ``0 * 1/(1-p)``.
 
     ``axes`` shares the mask along those axes (variational dropout).
     """
     if not (_train or mode == "always") or p <= 0:
         return data
-    if p >= 1:
-        return jnp.zeros_like(data)
+    if p >= 1:  # MXNet: 0 * (1 / (1 - p)) is NaN, the output and its gradient
+        return data * jnp.asarray(jnp.nan, data.dtype)
     mshape = tuple(1 if i in axes else d for i, d in enumerate(data.shape))
     keep = jax.random.bernoulli(_key, 1.0 - p, mshape)
     return jnp.where(keep, data / (1.0 - p), 0).astype(data.dtype)

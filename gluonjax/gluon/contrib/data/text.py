@@ -138,9 +138,10 @@ class _WikiText(_LanguageModelDataset):
                 for member in zf.namelist():
                     base = os.path.basename(member)
                     if base:
-                        with zf.open(member) as src, open(
-                            os.path.join(self._root, base), "wb"
-                        ) as dst:
+                        with (
+                            zf.open(member) as src,
+                            open(os.path.join(self._root, base), "wb") as dst,
+                        ):
                             shutil.copyfileobj(src, dst)
         except Exception as err:
             raise MissingFileError(
