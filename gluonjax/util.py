@@ -181,19 +181,6 @@ def use_np_shape(func):
     return _decorate(func, lambda: np_shape(True), "use_np_shape")
 
 
-def _x64(active):
-    """Turn jax's 64-bit types on or off (process-wide); returns the previous state.
-
-    NumPy semantics need them: ``np.array(numpy_float64_array)`` stays float64, as in MXNet.
-    gluonjax's own defaults stay 32-bit (``np.ones(3)`` is float32, MXNet's default)."""
-    import jax
-
-    prev = bool(jax.config.jax_enable_x64)
-    if prev != bool(active):
-        jax.config.update("jax_enable_x64", bool(active))
-    return prev
-
-
 class _ArrayScope:
     def __init__(self, active):
         self._active = bool(active)
@@ -202,18 +189,16 @@ class _ArrayScope:
     def __enter__(self):
         self._prev = getattr(_local, "np_array", False)
         _local.np_array = self._active
-        self._prev_x64 = _x64(True) if self._active else None
         return self
 
     def __exit__(self, *exc):
         _local.np_array = self._prev
-        if self._prev_x64 is not None:
-            _x64(self._prev_x64)
 
 
 def np_array(active=True):
     """A ``with`` scope for MXNet's NumPy-array semantics (``mx.np.ndarray`` results from
-    Gluon blocks; jax's 64-bit types on, so float64/int64 arrays keep their dtype)."""
+    Gluon blocks). float64/int64 arrays keep their dtype in and out of it (jax's 64-bit
+    types are on for the whole process, see ``gluonjax._compile.setup``)."""
     return _ArrayScope(active)
 
 
@@ -252,17 +237,12 @@ def set_np(shape=True, array=True):
         raise InvalidArgumentError("NumPy array semantics need NumPy shape semantics (shape=True)")
     set_np_shape(shape)
     _local.np_array = bool(array)
-    if array:
-        prev = _x64(True)
-        _global.setdefault("x64_before_np", prev)
 
 
 def reset_np():
     """Turn both NumPy semantics off for this thread."""
     _local.np_array = False
     set_np_shape(False)
-    if "x64_before_np" in _global:
-        _x64(_global.pop("x64_before_np"))
 
 
 def getenv(name):

@@ -173,7 +173,7 @@ def dropout(_key, data, *, p, mode, axes, cudnn_off, _train=False):
     if p >= 1:
         return jnp.zeros_like(data)
     mshape = tuple(1 if i in axes else d for i, d in enumerate(data.shape))
-    keep = jax.random.bernoulli(_key, 1.0 - p, mshape)
+    keep = jax.random.bernoulli(_key, jnp.float32(1.0 - p), mshape)  # a float32 draw (x64 on)
     return jnp.where(keep, data / (1.0 - p), 0).astype(data.dtype)
 
 
