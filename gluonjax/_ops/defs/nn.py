@@ -213,10 +213,15 @@ def _softmax_family(kind):
         if kind == "softmin":
             x = -x
         x, mask = _masked(x, length, axis)
+        # float16 sums in float32 (MXNet's accumulation type): a float16 backward
+        # sum(g * y) over hundreds of elements loses the whole gradient
+        half = x.dtype in (jnp.float16, jnp.bfloat16)
+        xa = x.astype(jnp.float32) if half else x
         if kind == "log_softmax":
-            out = jax.nn.log_softmax(x, axis=axis)
+            out = jax.nn.log_softmax(xa, axis=axis)
         else:
-            out = jax.nn.softmax(x, axis=axis)
+            out = jax.nn.softmax(xa, axis=axis)
+        out = out.astype(x.dtype) if half else out
         if mask is not None:
             out = jnp.where(mask, out, 0)
         return out
