@@ -160,6 +160,9 @@ def setup():
     import jax
     from jax._src import monitoring
 
+    # MXNet computes in float64/int64 when asked: jax's 64-bit types are on for the process.
+    # gluonjax's own defaults stay 32-bit (every array it creates has an explicit dtype).
+    jax.config.update("jax_enable_x64", True)
     d = cache_dir()
     if d is not None and not jax.config.jax_compilation_cache_dir:
         try:

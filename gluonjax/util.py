@@ -181,26 +181,12 @@ def use_np_shape(func):
     return _decorate(func, lambda: np_shape(True), "use_np_shape")
 
 
-def _x64(active):
-    """Turn jax's 64-bit types on or off (process-wide); returns the previous state.
-
-    NumPy semantics need them: ``np.array(numpy_float64_array)`` stays float64, as in MXNet.
-    gluonjax's own defaults stay 32-bit (``np.ones(3)`` is float32, MXNet's default)."""
-    import jax
-
-    prev = bool(jax.config.jax_enable_x64)
-    if prev != bool(active):
-        jax.config.update("jax_enable_x64", bool(active))
-    return prev
-
-
 class _NumpyArrayScope(metaclass=_ClassPropertyMeta):
     """The scope :func:`np_array` returns (MXNet's ``util._NumpyArrayScope``).
 
     The NumPy-array switch is per thread: entering a scope sets it for this thread
     only, and ``_NumpyArrayScope._current`` (what MXNet 1.9.1's tests read and assign)
-    is this thread's scope. jax's 64-bit switch, which NumPy semantics turn on, is
-    process-wide.
+    is this thread's scope.
 
     Parameters
     ----------
@@ -211,19 +197,15 @@ class _NumpyArrayScope(metaclass=_ClassPropertyMeta):
     def __init__(self, is_np_array):
         self._is_np_array = bool(is_np_array)
         self._prev = None
-        self._prev_x64 = None
 
     def __enter__(self):
         self._prev = (getattr(_local, "np_array", False), getattr(_local, "np_array_scope", None))
         _local.np_array = self._is_np_array
         _local.np_array_scope = self
-        self._prev_x64 = _x64(True) if self._is_np_array else None
         return self
 
     def __exit__(self, *exc):
         _local.np_array, _local.np_array_scope = self._prev
-        if self._prev_x64 is not None:
-            _x64(self._prev_x64)
 
     @classproperty
     def _current(cls):
@@ -287,17 +269,12 @@ def set_np(shape=True, array=True):
         raise InvalidArgumentError("NumPy array semantics need NumPy shape semantics (shape=True)")
     set_np_shape(shape)
     _local.np_array = bool(array)
-    if array:
-        prev = _x64(True)
-        _global.setdefault("x64_before_np", prev)
 
 
 def reset_np():
     """Turn both NumPy semantics off for this thread."""
     _local.np_array = False
     set_np_shape(False)
-    if "x64_before_np" in _global:
-        _x64(_global.pop("x64_before_np"))
 
 
 def getenv(name):

@@ -127,8 +127,8 @@ def as_ndarray(values, fresh=False):
     import jax.numpy as jnp
 
     nd = sys.modules["gluonjax.ndarray.ndarray"].NDArray
-    if values.nbytes < (1 << 16) or values.dtype != jax.dtypes.canonicalize_dtype(values.dtype):
-        return nd(jnp.asarray(values))  # small, or float64 -> float32 etc. as jnp does
+    if values.nbytes < (1 << 16):
+        return nd(jnp.asarray(values))  # small: a copy (the dtype kept, as MXNet)
     if not (fresh and is_aligned(values)):
         out = aligned_empty(values.shape, values.dtype)
         np.copyto(out, values)

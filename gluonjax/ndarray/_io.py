@@ -70,7 +70,7 @@ def save(fname, data):
 def load(fname):
     """Load arrays saved by ``nd.save`` (gluonjax or MXNet): a list, or a dict if named.
 
-    float64/int64 arrays load as float32/int32 unless jax's x64 mode is on.
+    float64/int64 arrays load as float64/int64 (as MXNet).
     Raises :class:`~gluonjax.base.FileFormatError` for a damaged or foreign file,
     and (as MXNet) for NumPy-shape records outside ``mx.np_shape(True)`` (unless the file
     holds a 0-d array, which only such files can) or plain records inside it. Files of

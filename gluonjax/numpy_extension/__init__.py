@@ -39,8 +39,8 @@ def set_np(shape=True, array=True, dtype=False):
     is refused: see docs/numpy.md)."""
     if dtype:
         raise MXNetError(
-            "npx.set_np(dtype=True): gluonjax keeps MXNet's float32 default; 64-bit types "
-            "need jax's x64 mode (see docs/numpy.md)"
+            "npx.set_np(dtype=True): gluonjax keeps MXNet's float32 default for creation "
+            "functions; pass dtype='float64' where float64 is wanted (see docs/numpy.md)"
         )
     _set_np(shape=shape, array=array)
 

@@ -187,10 +187,7 @@ def _tol(case_id):
 def _close(actual, expected, what, rtol, atol):
     actual = np.asarray(actual)
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    # MXNet's int64 index outputs (shape_array, index_array) are int32 in gluonjax, which
-    # runs jax with 64-bit types off; every other dtype must match exactly.
-    want = np.dtype(np.int32) if expected.dtype == np.int64 else expected.dtype
-    assert actual.dtype == want, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
     a64, e64 = actual.astype(np.float64), expected.astype(np.float64)
     err = np.max(np.abs(a64 - e64)) if a64.size else 0.0
     np.testing.assert_allclose(

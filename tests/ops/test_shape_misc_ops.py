@@ -84,7 +84,7 @@ def test_reshape_like_error_and_grad():
 def test_shape_size_array(shape):
     x = nd.ones(shape)
     s, n = nd.shape_array(x), nd.size_array(x)
-    assert s.dtype == np.int32 and n.dtype == np.int32  # int64 in MXNet (x64 is off)
+    assert s.dtype == np.int64 and n.dtype == np.int64  # as MXNet
     np.testing.assert_array_equal(s.asnumpy(), np.array(shape))
     np.testing.assert_array_equal(n.asnumpy(), [int(np.prod(shape))])
     np.testing.assert_array_equal(x.shape_array().asnumpy(), np.array(shape))

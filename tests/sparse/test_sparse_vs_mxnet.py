@@ -1,8 +1,7 @@
 """Sparse arrays against MXNet 1.9.1: storage types, values, ``indices``/``indptr``/``data``.
 
 The fixtures come from ``tools/make_sparse_fixtures.py`` (real MXNet); each case
-replays the same recipe on gluonjax. Index arrays are compared by value: MXNet
-stores them as int64, gluonjax as int32 unless jax's x64 mode is on.
+replays the same recipe on gluonjax. Index arrays are int64 in both.
 """
 
 from __future__ import annotations

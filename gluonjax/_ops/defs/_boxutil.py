@@ -156,7 +156,7 @@ def greedy_pairs(score, valid_cols, steps, accept):
     """
     nb, nr, nc = score.shape
     neg = jnp.asarray(-jnp.inf, score.dtype)
-    rows, cols = jnp.arange(nr), jnp.arange(nc)
+    rows, cols = jnp.arange(nr, dtype=jnp.int32), jnp.arange(nc, dtype=jnp.int32)
 
     def column_best(free_rows):
         v = jnp.where(free_rows[:, :, None], score, neg)
@@ -169,7 +169,7 @@ def greedy_pairs(score, valid_cols, steps, accept):
         cand = jnp.where(free_cols, best, neg)
         top = cand.max(axis=1)
         key = jnp.where(free_cols & (cand == top[:, None]), first * nc + cols, nr * nc)
-        g = jnp.argmin(key, axis=1)
+        g = jnp.argmin(key, axis=1).astype(jnp.int32)
         r = jnp.take_along_axis(first, g[:, None], axis=1)[:, 0]
         take = free_cols.any(axis=1) & accept(top)
         hit_r = take[:, None] & (rows[None] == r[:, None])

@@ -115,7 +115,9 @@ def _flip_tb(data):
 )
 def _random_flip_lr(_key, data):
     """Mirror left to right with probability 1/2."""
-    return jnp.where(jax.random.bernoulli(_key), data, kernels.flip_left_right(_XP, data))
+    return jnp.where(
+        jax.random.bernoulli(_key, np.float32(0.5)), data, kernels.flip_left_right(_XP, data)
+    )
 
 
 @register(
@@ -123,7 +125,9 @@ def _random_flip_lr(_key, data):
 )
 def _random_flip_tb(_key, data):
     """Mirror top to bottom with probability 1/2."""
-    return jnp.where(jax.random.bernoulli(_key), data, kernels.flip_top_bottom(_XP, data))
+    return jnp.where(
+        jax.random.bernoulli(_key, np.float32(0.5)), data, kernels.flip_top_bottom(_XP, data)
+    )
 
 
 def _uniform(key, lo, hi):

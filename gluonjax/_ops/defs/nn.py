@@ -174,7 +174,7 @@ def dropout(_key, data, *, p, mode, axes, cudnn_off, _train=False):
     if p >= 1:  # MXNet: 0 * (1 / (1 - p)) is NaN, the output and its gradient
         return data * jnp.asarray(jnp.nan, data.dtype)
     mshape = tuple(1 if i in axes else d for i, d in enumerate(data.shape))
-    keep = jax.random.bernoulli(_key, 1.0 - p, mshape)
+    keep = jax.random.bernoulli(_key, jnp.float32(1.0 - p), mshape)  # a float32 draw (x64 on)
     return jnp.where(keep, data / (1.0 - p), 0).astype(data.dtype)
 
 
@@ -214,10 +214,15 @@ def _softmax_family(kind):
         if kind == "softmin":
             x = -x
         x, mask = _masked(x, length, axis)
+        # float16 sums in float32 (MXNet's accumulation type): a float16 backward
+        # sum(g * y) over hundreds of elements loses the whole gradient
+        half = x.dtype in (jnp.float16, jnp.bfloat16)
+        xa = x.astype(jnp.float32) if half else x
         if kind == "log_softmax":
-            out = jax.nn.log_softmax(x, axis=axis)
+            out = jax.nn.log_softmax(xa, axis=axis)
         else:
-            out = jax.nn.softmax(x, axis=axis)
+            out = jax.nn.softmax(xa, axis=axis)
+        out = out.astype(x.dtype) if half else out
         if mask is not None:
             out = jnp.where(mask, out, 0)
         return out

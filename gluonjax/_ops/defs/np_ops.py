@@ -31,8 +31,7 @@ NP_BINARY: dict = {}  # public name -> (op, scalar op, reversed scalar op)
 
 
 def np_dtype(dt):
-    """A NumPy dtype request as jax can hold it (64-bit types are 32-bit unless jax's
-    x64 mode is on; gluonjax.np documents it)."""
+    """A NumPy dtype request as jax holds it (``None`` stays ``None``)."""
     if dt is None:
         return None
     return jax.dtypes.canonicalize_dtype(dtype_of(dt))

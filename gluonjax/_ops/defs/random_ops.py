@@ -98,7 +98,7 @@ def _gamma(key, shape, dt, alpha, beta):
 
 def _poisson_raw(key, shape, dt, lam):
     lam = jnp.broadcast_to(jnp.asarray(lam, dt), shape)
-    return jax.random.poisson(key, lam, shape).astype(dt)
+    return jax.random.poisson(key, lam, shape, jnp.int32).astype(dt)
 
 
 def _poisson(key, shape, dt, lam):
@@ -281,4 +281,6 @@ def shuffle(_key, data):
     """
     if data.ndim == 0:
         return data
-    return jnp.take(data, jax.random.permutation(_key, data.shape[0]), axis=0)
+    return jnp.take(
+        data, jax.random.permutation(_key, jnp.arange(data.shape[0], dtype=jnp.int32)), axis=0
+    )

@@ -232,6 +232,7 @@ def run_layers(
                 f.append(c)
         x = outs[0] if len(outs) == 1 else jnp.concatenate(outs, axis=-1)
         if dropout > 0 and layer < num_layers - 1 and key is not None:
-            keep = jax.random.bernoulli(jax.random.fold_in(key, layer), 1.0 - dropout, x.shape)
+            kl = jax.random.fold_in(key, layer)
+            keep = jax.random.bernoulli(kl, jnp.float32(1.0 - dropout), x.shape)
             x = jnp.where(keep, x / (1.0 - dropout), jnp.zeros((), x.dtype)).astype(x.dtype)
     return x, tuple(jnp.stack(f, axis=0) for f in finals)

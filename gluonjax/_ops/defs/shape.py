@@ -279,14 +279,14 @@ def reshape_like(lhs, rhs, *, lhs_begin, lhs_end, rhs_begin, rhs_end):
 
 @register("shape_array")
 def shape_array(data):
-    """The shape as a 1-D int32 array (int64 in MXNet; gluonjax runs with x64 off)."""
-    return jnp.asarray(data.shape, jnp.int32).reshape(-1)
+    """The shape as a 1-D int64 array (as MXNet)."""
+    return jnp.asarray(data.shape, jnp.int64).reshape(-1)
 
 
 @register("size_array")
 def size_array(data):
-    """The number of elements as a (1,) int32 array (int64 in MXNet)."""
-    return jnp.asarray([data.size], jnp.int32)
+    """The number of elements as a (1,) int64 array (as MXNet)."""
+    return jnp.asarray([data.size], jnp.int64)
 
 
 def _check4(data, block_size):

@@ -196,8 +196,7 @@ _CAST_DTYPES = (
     "Cast", attrs={"dtype": Attr("dtype", choices=_CAST_DTYPES)}, aliases=("cast",), bucket="map"
 )
 def cast(data, *, dtype):
-    """Convert to ``dtype``. Float to (u)int8 wraps around as C/MXNet does (300 -> 44);
-    int64/float64 stay 32-bit while jax x64 is off."""
+    """Convert to ``dtype``. Float to (u)int8 wraps around as C/MXNet does (300 -> 44)."""
     dt = jax.dtypes.canonicalize_dtype(dtype_of(dtype))
     if dt == np.bool_:
         return data != 0
