@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from gluonjax.gluon import utils
-from gluonjax.gluon._download import ChecksumError, DownloadError
+from gluonjax._io.download import ChecksumError, DownloadError
 
 BODY = b"gluonjax download test\n" * 500
 
