@@ -140,18 +140,21 @@ class Node:
         The planned backward (``_plan.FusedCall``) that will produce the outputs.
     origin : OpOrigin or CallOrigin or None
         What ``autograd.get_symbol`` rebuilds the node from.
+    writes : _tape.stats.StatWrite or None
+        Moving statistics (BatchNorm's) that the backward writes when it runs
+        through this node, as MXNet 1.x does.
     """
 
     __slots__ = (
         "kind", "name", "inputs", "avals", "replay", "vjp", "apply", "bwd",
-        "call", "values", "outs", "claim", "origin", "__weakref__",
+        "call", "values", "outs", "claim", "origin", "writes", "__weakref__",
     )  # fmt: skip
 
     def __init__(self, kind, name, inputs, avals, replay=None):
         self.kind, self.name, self.inputs, self.avals = kind, name, inputs, avals
         self.replay = replay
         self.vjp = self.apply = self.bwd = self.call = None
-        self.values = self.outs = self.claim = self.origin = None
+        self.values = self.outs = self.claim = self.origin = self.writes = None
 
     def __repr__(self):
         return f"<Node {self.name} {self.kind.name}>"
@@ -161,7 +164,7 @@ class Node:
         links to the inputs (the parameters and data they hold) and the origin. The
         output values stay for arrays that still read them."""
         self.kind = Kind.FREED
-        self.vjp = self.apply = self.bwd = self.replay = self.origin = None
+        self.vjp = self.apply = self.bwd = self.replay = self.origin = self.writes = None
         self.inputs = ()
         if self.claim is None:
             self.call = None

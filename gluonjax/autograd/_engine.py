@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from .._caches import PROCESS
 from .._ops import buckets as _buckets
 from .._tape.node import FUSABLE, Kind, run_vjp, toposort
+from .._tape.stats import apply_writes
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from . import _deferred, _plan
@@ -101,6 +102,7 @@ def _run(heads, head_grads, retain_graph, variables, defer):
                 f"earlier backward() (of this head or of another one that shares it). Pass "
                 f"retain_graph=True to that backward() if you need to differentiate again."
             )
+    apply_writes(order)  # BatchNorm's moving statistics move in the backward (MXNet 1.x)
     if all(n.kind in FUSABLE for n in order):
         call = _plan.plan(order, heads, cts, variables)
         call.release(retain_graph)
@@ -218,6 +220,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         retain_graph = create_graph
     if create_graph:
         roots, cts = _head_roots(heads, head_grads)
+        apply_writes(toposort(roots) if roots else [])
         out = grad_create_graph(heads, roots, cts, variables, retain_graph)
     else:
         found = _run(heads, head_grads, retain_graph, {id(v) for v in variables}, False)

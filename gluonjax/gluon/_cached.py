@@ -26,6 +26,7 @@ from .._ops.hostcall import HOST_CALLS, HostCalls
 from .._tape.node import CallOrigin, Kind, entry, inexact, needs_grad, vjp_node, with_vjp
 from .._tape.state import TraceScope, _Scope
 from .._tape.state import _local as _st
+from .._tape.stats import StatWrite
 from ..autograd import _deferred
 from ..base import BlockInputError, HybridizationError, MXNetError
 from ..ndarray.ndarray import NDArray
@@ -256,8 +257,7 @@ class CachedGraph:
         """A recorded call whose forward writes state (BatchNorm in training): run now."""
         vals = [a._data if v is None else v for a, v in zip(arrays, given)]
         leaves, vjp_fn, apply, treedef, updates = self._forward_vjp(fkey, consts, vals, full=True)
-        for i, v in updates.items():
-            datas[i]._data = v
+        writes = self._stat_write(fkey, consts, vals, datas, updates) if updates else None
         avals = tuple(_deferred.aval(v) for v in leaves)
         fn = self.lazy_fns.get(fkey) or self._lazy_fn(fkey)
         node = vjp_node(
@@ -265,10 +265,31 @@ class CachedGraph:
             functools.partial(fn, consts),
         )  # fmt: skip
         node.origin = CallOrigin(self, idx, imask)
+        node.writes = writes
         wrapped = [NDArray(v) for v in leaves]
         for i, w in enumerate(wrapped):
             w._node = (node, i)
         return jax.tree_util.tree_unflatten(treedef, wrapped)
+
+    def _stat_write(self, fkey, consts, vals, datas, updates):
+        """The node's pending write of the states its forward changed (BatchNorm's
+        moving statistics move in the backward, as in MXNet 1.x; see ``_tape.stats``)."""
+        pmask = fkey[1]
+        at = {i: k for k, i in enumerate(i for i, m in enumerate(pmask) if m)}
+        order = list(updates)
+        old = [vals[at[i]] if pmask[i] else consts[0][i] for i in order]
+
+        def redo(cur):
+            pconst, vs = list(consts[0]), list(vals)
+            for i, v in zip(order, cur):
+                if pmask[i]:
+                    vs[at[i]] = v
+                else:
+                    pconst[i] = v
+            got = self._forward_vjp(fkey, (pconst, *consts[1:]), vs, full=True)[4]
+            return [got[i] for i in order]
+
+        return StatWrite([datas[i] for i in order], old, [updates[i] for i in order], redo)
 
     def _learn(self, sig, fkey, pconst, raw, arrays, given):
         """Trace a new signature's forward once (no compile) into a :class:`_Signature`,

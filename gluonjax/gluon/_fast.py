@@ -43,6 +43,7 @@ import numpy as np
 from .. import _compile
 from .._caches import PROCESS
 from .._ops.hostcall import HOST_CALLS, HostCalls
+from .._tape.state import _local as _st
 from ..ndarray.ndarray import NDArray
 from ._param_array import ParamArray
 
@@ -177,8 +178,11 @@ def finish(res, datas):
         The parameter arrays, in the order the compiled function takes them.
     """
     if type(res) is WithUpdates:
-        for i, v in res.updates.items():
-            datas[i]._data = v
+        # a training-mode call that is not recorded moves no statistics (MXNet 1.x
+        # moves BatchNorm's in the backward)
+        if not _st.training:
+            for i, v in res.updates.items():
+                datas[i]._data = v
         res = res.out
     t = type(res)
     if t is tuple or t is list or t is dict or isinstance(res, tuple):  # named tuples too

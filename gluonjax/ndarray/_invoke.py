@@ -31,6 +31,7 @@ from .._tape.node import (
     with_vjp,
 )
 from .._tape.state import _local as _st
+from .._tape.stats import StatWrite
 from ..base import MXNetError
 
 _VJP_FWD = LRU(4096, "recorded op kernels")  # (op, attributes, mask) -> forward with VJP
@@ -72,7 +73,13 @@ def invoke(op, args, kwargs, out=None):
                 raise op.fail(err, arrays, static_key) from None
     if op.aux:
         res, new_aux = res
-        _write_aux(op, static_key, args, new_aux, NDArray)
+        if op.mode and kwargs.get("_train") and _st.scope is None:
+            # moving statistics move in the backward, as in MXNet 1.x: a recorded
+            # node keeps the write for it; an unrecorded forward writes nothing
+            if node_fn is not None:
+                node_fn = _stat_node(op, static_key, args, arrays, new_aux, node_fn, NDArray)
+        else:
+            _write_aux(op, static_key, args, new_aux, NDArray)
     return _wrap(op, static_key, res, node_fn, out, NDArray, args)
 
 
@@ -99,6 +106,34 @@ def _write_aux(op, static_key, args, new_aux, NDArray):
         target = args[names.index(name)] if name in names else None
         if isinstance(target, NDArray):
             target._data = value
+
+
+def _stat_node(op, static_key, args, arrays, new_aux, node_fn, NDArray):
+    """``node_fn`` that also gives the node the pending write of ``new_aux`` (see
+    ``_tape.stats``)."""
+    names = op.input_names(op.attr_dict(static_key))
+    pos = [names.index(n) for n in op.aux if n in names]
+    pairs = [(i, v) for i, v in zip(pos, new_aux) if isinstance(args[i], NDArray)]
+    if not pairs:
+        return node_fn
+    targets = [args[i] for i, _ in pairs]
+    kernel, base = op.kernel(static_key), list(arrays)
+
+    def redo(cur):
+        full = list(base)
+        for (i, _), v in zip(pairs, cur):
+            full[i] = v
+        got = kernel(*full)[1]
+        return [got[pos.index(i)] for i, _ in pairs]
+
+    write = StatWrite(targets, [arrays[i] for i, _ in pairs], [v for _, v in pairs], redo)
+
+    def make_node(outs):
+        node = node_fn(outs)
+        node.writes = write
+        return node
+
+    return make_node
 
 
 def _diff_mask(args, NDArray):

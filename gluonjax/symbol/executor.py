@@ -169,8 +169,8 @@ class Executor:
     def forward(self, is_train=False, **kwargs):
         """Run the graph; ``kwargs`` (name=array) are copied into the arguments first.
 
-        In training mode the auxiliary states (BatchNorm statistics) are updated.
-        Returns :attr:`outputs`.
+        In training mode the new auxiliary states (BatchNorm statistics) are kept for
+        :meth:`backward`, which writes them, as MXNet 1.x does. Returns :attr:`outputs`.
         """
         arg_dict = self.arg_dict
         for name, value in kwargs.items():
@@ -201,10 +201,8 @@ class Executor:
         self._view_fresh = True
         for view in self._views:
             view._view_fresh = False
-        if is_train:
-            for name, arr in zip(self._aux_names, self.aux_arrays, strict=False):
-                if name in new_aux:
-                    arr._data, arr._node = new_aux[name].astype(arr.dtype), None
+        # MXNet 1.x moves the auxiliary states (BatchNorm's statistics) in backward()
+        self._pending_aux = (aux, new_aux) if is_train and new_aux else None
         if self._monitor is not None:
             self._run_monitor(args, aux, key, counter, is_train)
         return self._outputs
@@ -292,6 +290,7 @@ class Executor:
         for name in diff:
             arr = gdict[name]
             arr._data, arr._node = grads[name].astype(arr.dtype), None
+        self._write_aux(args, key, counter)
         if self._monitor is not None:
             from ._eval_monitor import node_input_grads
 
@@ -300,6 +299,22 @@ class Executor:
                 self._monitor[0](name, NDArray(value))
 
     # ------------------------------------------------------------ parameters
+    def _write_aux(self, args, key, counter):
+        """The auxiliary states of the last training forward, written by the backward
+        (as MXNet 1.x does); computed again from the current states when something
+        wrote them since that forward."""
+        pending = getattr(self, "_pending_aux", None)
+        if pending is None:
+            return
+        old, new = pending
+        arrays = dict(zip(self._aux_names, self.aux_arrays, strict=False))
+        if any(arrays[n]._data is not old[n] for n in new):
+            cur = {n: a._data for n, a in arrays.items()}
+            new = self._program.forward(args, cur, key, counter, True)[1]
+        for name, value in new.items():
+            arr = arrays[name]
+            arr._data, arr._node = value.astype(arr.dtype), None
+
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy values into the argument (and auxiliary) arrays by name.
 
