@@ -15,6 +15,7 @@ kept per context in ``shared_data_arrays`` and reused by name when shapes fit.
 from __future__ import annotations
 
 import logging
+import math
 from collections import OrderedDict
 
 import jax.numpy as jnp
@@ -314,7 +315,8 @@ class DataParallelExecutorGroup:
         )
         arrays = list(exe.arg_arrays) + [g for g in exe.grad_arrays if g is not None]
         arrays += list(exe.aux_arrays)
-        self._total_exec_bytes += sum(a.size * a.dtype.itemsize for a in arrays)
+        # shape, not size: a sparse array has no size (MXNet counts its dense bytes)
+        self._total_exec_bytes += sum(math.prod(a.shape) * a.dtype.itemsize for a in arrays)
         return exe
 
     def _collect_arrays(self):
