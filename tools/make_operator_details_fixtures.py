@@ -168,6 +168,44 @@ R["softmax_len"] = [
 
 with mx.np_shape():
     R["index_array_0d"] = list(mx.nd.contrib.index_array(mx.nd.ones(())).shape)
+# integer mod has no gradient (eager and bound); casts pass gradients on
+R["int_mod_eager"] = []
+
+
+def _int_mod(name, a, b):
+    if name == "mod":
+        return a % b
+    if name == "broadcast_mod":
+        return mx.nd.broadcast_mod(a, b)
+    return a % 3 if name == "mod_scalar" else 7 % a
+
+
+for name in ("mod", "broadcast_mod", "mod_scalar", "rmod_scalar"):
+    a = mx.nd.array([5, 7, 9], dtype="int32")
+    b = mx.nd.array([2, 3, 4], dtype="int32")
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        y = _int_mod(name, a, b)
+    y.backward(mx.nd.ones(3, dtype="int32"))
+    R["int_mod_eager"].append([a.grad.asnumpy().tolist(), b.grad.asnumpy().tolist()])
+R["cast_chain_exec"] = {}
+va, vb = mx.sym.var("a"), mx.sym.var("b")
+for name, sym in [
+    ("mod", mx.sym.cast(va, dtype="int32") % mx.sym.cast(vb, dtype="int32")),
+    ("mul", mx.sym.cast(va, dtype="int32") * mx.sym.cast(vb, dtype="int32")),
+]:
+    e = sym.simple_bind(mx.cpu(), a=(3,), b=(3,))
+    e.arg_dict["a"][:] = mx.nd.array([5.5, 7.2, -9.7])
+    e.arg_dict["b"][:] = mx.nd.array([2.1, 3.9, 4.2])
+    e.forward(is_train=True)
+    e.backward(mx.nd.array([1, 2, 3], dtype="int32"))
+    R["cast_chain_exec"][name] = [
+        e.outputs[0].asnumpy().tolist(),
+        e.grad_dict["a"].asnumpy().tolist(),
+        e.grad_dict["b"].asnumpy().tolist(),
+    ]
+
 OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "operator_details.json"
 OUT.write_text(json.dumps(R, indent=1, sort_keys=True) + "\n")
 print(f"wrote {OUT}")

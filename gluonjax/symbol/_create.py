@@ -87,6 +87,19 @@ def _node_metadata(op, kwargs):
     return meta, rest
 
 
+def _signature_inputs(op, attrs):
+    """Every input name ``op`` takes with ``attrs`` or with one boolean attribute flipped
+    (``use_sequence_length``, ``no_bias``): the inputs of its MXNet signature."""
+    names = set(op.input_names(attrs))
+    for k, a in op.attrs.items():
+        if a.kind == "bool" and not k.startswith("_"):
+            try:
+                names.update(op.input_names({**attrs, k: not attrs[k]}))
+            except Exception:  # an attribute combination the op rejects
+                continue
+    return names
+
+
 def create(op, args, kwargs, name=None, attr=None, hint=None):
     """Apply registry ``op`` to symbols: a new node, and its value if inputs have one."""
     meta, kwargs = _node_metadata(op, kwargs)
@@ -108,8 +121,11 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
     name = _name.current().get(name, hint or hint_of(op.name))
     names = op.input_names(attrs, len(args) if op.variadic else None)
     if not op.variadic:
-        # as MXNet's generated functions do, an input passed as None is left out
-        unknown = [k for k, v in given.items() if k not in names and v is not None]
+        # as MXNet's generated functions do, an input of the op's signature passed as
+        # None is left out (``SequenceReverse(x, sequence_length=None)``, ``bias=None``)
+        unknown = [k for k, v in given.items() if k not in names]
+        if unknown and all(given[k] is None for k in unknown):
+            unknown = [k for k in unknown if k not in _signature_inputs(op, attrs)]
         if unknown or len(args) > len(names):
             raise MXNetError(
                 f"{op.name}: unknown input(s) {unknown or args[len(names) :]}; inputs are "

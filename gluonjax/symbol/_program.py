@@ -32,7 +32,7 @@ from .._ops.hostcall import HostCalls
 from .._tape import sizeclass
 from .._tape.node import inexact, pullback
 from ._eval import graph_function, run_node
-from ._int_grads import cast_runs, float_standins
+from ._int_grads import backward_runs, cast_runs, float_standins
 
 __all__ = ["Program", "program_for"]
 
@@ -263,12 +263,15 @@ class Program:
         return fn
 
     def _make_backward(self, diff_names, add_names, training):
-        graph, runs = self.graph, self.int_casts
+        graph, casts = self.graph, self.int_casts
 
         def bwd(args, aux, seed_key, counter, heads, old_grads):
             fixed = {k: v for k, v in args.items() if k not in diff_names}
-            # integer arguments are differentiated through float32 stand-ins
+            # integer arguments are differentiated through float32 stand-ins, and
+            # integer casts pass gradients on (MXNet)
             primal = float_standins({n: args[n] for n in diff_names})
+            ints = any(primal[n] is not args[n] for n in diff_names)
+            runs = backward_runs(graph, casts, {**aux, **args}) if casts or ints else None
 
             def f(diff):
                 outs, _ = graph({**fixed, **diff}, aux, seed_key, counter, training, runs)

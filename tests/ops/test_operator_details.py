@@ -177,3 +177,40 @@ def test_softmax_with_length_gradients():
 def test_index_array_of_0d_input():
     with mx.np_shape():
         assert list(mx.nd.contrib.index_array(mx.nd.ones(())).shape) == REF["index_array_0d"]
+
+
+def _int_mod(name, a, b):
+    if name == "mod":
+        return a % b
+    if name == "broadcast_mod":
+        return mx.nd.broadcast_mod(a, b)
+    return a % 3 if name == "mod_scalar" else 7 % a
+
+
+def test_integer_mod_has_no_gradient():
+    names = ("mod", "broadcast_mod", "mod_scalar", "rmod_scalar")
+    for name, want in zip(names, REF["int_mod_eager"], strict=True):
+        a = mx.nd.array([5, 7, 9], dtype="int32")
+        b = mx.nd.array([2, 3, 4], dtype="int32")
+        a.attach_grad()
+        b.attach_grad()
+        with mx.autograd.record():
+            y = _int_mod(name, a, b)
+        y.backward(mx.nd.ones(3, dtype="int32"))
+        assert [a.grad.asnumpy().tolist(), b.grad.asnumpy().tolist()] == want, name
+
+
+@pytest.mark.parametrize("name", ["mod", "mul"])
+def test_gradients_through_integer_casts_in_executor(name):
+    va, vb = mx.sym.var("a"), mx.sym.var("b")
+    ca, cb = mx.sym.cast(va, dtype="int32"), mx.sym.cast(vb, dtype="int32")
+    sym = ca % cb if name == "mod" else ca * cb
+    exe = sym.simple_bind(mx.cpu(), a=(3,), b=(3,))
+    exe.arg_dict["a"][:] = mx.nd.array([5.5, 7.2, -9.7])
+    exe.arg_dict["b"][:] = mx.nd.array([2.1, 3.9, 4.2])
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array([1, 2, 3], dtype="int32"))
+    out, ga, gb = REF["cast_chain_exec"][name]
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), out)
+    np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), ga)
+    np.testing.assert_allclose(exe.grad_dict["b"].asnumpy(), gb)

@@ -164,6 +164,10 @@ def test_sequence_reverse_none_length_is_left_out():
     x = np.arange(6, dtype=np.float32).reshape(3, 2)
     out = rev.eval(seq=mx.nd.array(x))[0].asnumpy()
     np.testing.assert_array_equal(out, x[::-1])
+    fc = mx.sym.FullyConnected(mx.sym.var("x"), bias=None, no_bias=True, num_hidden=2, name="fc")
+    assert fc.list_arguments() == ["x", "fc_weight"]
+    with pytest.raises(MXNetError, match="unknown input"):  # not an input of any signature
+        mx.sym.FullyConnected(mx.sym.var("x"), foo=None, num_hidden=2)
 
 
 def test_legacy_hypot_symbol_gradient():

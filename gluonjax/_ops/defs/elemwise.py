@@ -155,6 +155,7 @@ for _name, _fn in BINARY.items():
         aliases=_aliases,
         doc=f"Element-wise {_name} of lhs and rhs with NumPy broadcasting.",
         bucket="broadcast",
+        int_vjp=_name != "mod",  # MXNet: integer mod has zero gradients
     )(_fn)
 
 _ELEMWISE_ALIASES = {
@@ -191,6 +192,7 @@ for _name in ("power", "maximum", "minimum", "mod", "hypot"):
         inputs=("lhs", "rhs"),
         doc=f"Element-wise {_name} of two arrays of the same shape.",
         bucket="map",
+        int_vjp=_name != "mod",  # MXNet: integer mod has zero gradients
     )(_checked(BINARY[_name], _name))
 for _name in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"):
     register(
@@ -238,6 +240,7 @@ for _name, (_fn, _rev) in SCALAR.items():
         _name,
         attrs=_SCALAR,
         bucket="map",
+        int_vjp=_fn is not jnp.mod,  # MXNet: integer mod has zero gradients
         doc=f"{_name[1:-7]} of data and a scalar" + (" (scalar on the left)." if _rev else "."),
     )(_scalar_op(_fn, _rev))
 
