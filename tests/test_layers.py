@@ -30,7 +30,10 @@ LAYERS = [
     ("nd", "ndarray random numpy numpy_extension numpy_dispatch_protocol"),
     ("sym", "symbol executor viz"),
     ("autograd", "autograd contrib.autograd"),
-    ("optimizer/kvstore", "optimizer kvstore initializer _init operator _custom_op _legacy_op monitor"),
+    (
+        "optimizer/kvstore",
+        "optimizer kvstore initializer _init operator _custom_op _legacy_op monitor",
+    ),
     ("gluon", "gluon io image data rnn deploy contrib.text"),
     ("module", "module model callback contrib.svrg_optimization"),
     ("tools", "test_utils tools demo mxnet_alias run launch"),

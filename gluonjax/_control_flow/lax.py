@@ -12,9 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from . import _step_result, flatten, regroup
 from .._step_keys import step_keys
 from ..base import ControlFlowError
+from . import _step_result, flatten, regroup
 
 __all__ = ["foreach", "while_loop", "cond"]
 

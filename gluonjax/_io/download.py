@@ -13,8 +13,8 @@ import hashlib
 import os
 import warnings
 
-from .atomic import atomic_write
 from ..base import MXNetError
+from .atomic import atomic_write
 
 __all__ = ["download", "check_sha1", "replace_file", "DownloadError", "ChecksumError"]
 

@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._io.download import check_sha1, download, replace_file
 from ..autograd import is_recording
 from ..base import InvalidArgumentError, MXNetError
 from ..ndarray.ndarray import NDArray
-from .._io.download import check_sha1, download, replace_file
 
 __all__ = [
     "split_data",

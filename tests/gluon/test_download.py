@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from gluonjax.gluon import utils
 from gluonjax._io.download import ChecksumError, DownloadError
+from gluonjax.gluon import utils
 
 BODY = b"gluonjax download test\n" * 500
 

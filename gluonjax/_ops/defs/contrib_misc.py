@@ -40,15 +40,14 @@ def div_sqrt_dim(data):
 def index_array(data, *, axes):
     """The index of every element: output ``data.shape + (ndim,)`` with
     ``out[i0, ..., in-1, :] = (i0, ..., in-1)``; with ``axes`` only those coordinates
-    (``out[..., j] = i_axes[j]``). int32 (MXNet: int64; gluonjax runs with 64-bit
-    types off).
+    (``out[..., j] = i_axes[j]``). int64, as MXNet.
 
     Examples
     --------
     >>> import gluonjax as mx
     >>> mx.nd.contrib.index_array(mx.nd.ones((2, 2)))[1].asnumpy()
     array([[1, 0],
-           [1, 1]], dtype=int32)
+           [1, 1]])
     """
     nd = data.ndim
     chosen = range(nd) if axes is None else axes
@@ -58,8 +57,8 @@ def index_array(data, *, axes):
             raise ValueError(f"axis {a} in axes={axes} is out of range for a {nd}-d input")
         picked.append(a % nd)
     if not picked:  # a 0-d input (or axes=()): shape data.shape + (0,)
-        return jnp.zeros(tuple(data.shape) + (0,), jnp.int32)
-    grids = np.indices(data.shape, dtype=np.int32)
+        return jnp.zeros(tuple(data.shape) + (0,), jnp.int64)
+    grids = np.indices(data.shape, dtype=np.int64)
     return jnp.asarray(np.stack([grids[a] for a in picked], axis=-1))
 
 

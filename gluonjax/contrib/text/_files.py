@@ -12,8 +12,8 @@ import zipfile
 
 import numpy as np
 
-from ...base import MissingFileError
 from ..._io.download import check_sha1, download
+from ...base import MissingFileError
 from . import _pretrained
 from .vocab import TextError
 
