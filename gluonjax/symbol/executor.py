@@ -31,6 +31,7 @@ import numpy as np
 from .. import _rng as _random
 from .._caches import PROCESS
 from .._ops import buckets
+from .._ops.graph import topo
 from ..base import ArgumentTypeError, MXNetError
 from ..ndarray import NDArray
 from ..ndarray.sparse import _infer as _sparse_infer
@@ -70,6 +71,30 @@ def _output_storage(ex):
     if all(st == "default" for st, _ in found):
         dense[key] = found
     return found
+
+
+# ops whose auxiliary states MXNet 1.x writes in the backward pass (running statistics)
+_STATS_OPS = frozenset(
+    ("BatchNorm", "BatchNorm_v1", "_contrib_BatchNormWithReLU", "_contrib_SyncBatchNorm")
+)
+
+
+def _backward_written(ex):
+    """Names of the auxiliary states that a statistics op (BatchNorm...) owns: the
+    backward writes them; cached per executor."""
+    names = ex.__dict__.get("_stats_aux")
+    if names is None:
+        names = set()
+        for node in topo(ex._symbol._outputs):
+            if node.op is None or node.op.name not in _STATS_OPS:
+                continue
+            attrs = node.attr_dict()
+            aux = node.op.aux_names(attrs)
+            for (src, _), nm in zip(node.inputs, node.op.input_names(attrs, len(node.inputs))):
+                if nm in aux and src.op is None:
+                    names.add(src.name)
+        ex._stats_aux = names = frozenset(names)
+    return names
 
 
 class Executor:
@@ -201,7 +226,15 @@ class Executor:
         self._view_fresh = True
         for view in self._views:
             view._view_fresh = False
-        # MXNet 1.x moves the auxiliary states (BatchNorm's statistics) in backward()
+        # MXNet 1.x moves BatchNorm's statistics in backward(); other auxiliary states (a
+        # Custom op's, written by its forward) are written now
+        if is_train and new_aux:
+            later = _backward_written(self)
+            now = {n: v for n, v in new_aux.items() if n not in later}
+            new_aux = {n: v for n, v in new_aux.items() if n in later}
+            arrays = dict(zip(self._aux_names, self.aux_arrays, strict=False))
+            for name, value in now.items():
+                arrays[name]._data, arrays[name]._node = value.astype(arrays[name].dtype), None
         self._pending_aux = (aux, new_aux) if is_train and new_aux else None
         if self._monitor is not None:
             self._run_monitor(args, aux, key, counter, is_train)

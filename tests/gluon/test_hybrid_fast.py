@@ -230,9 +230,11 @@ def test_batchnorm_updates_on_fast_path():
     net.hybridize()
     net(x)
     assert net._fast is not None
-    with mx.autograd.train_mode():
-        out = net(x)  # training mode: batch statistics, running ones updated
-        net(x)
+    with mx.autograd.record():  # training mode: batch statistics
+        out = net(x)
+        total = out.sum() + net(x).sum()
+    # the running statistics move in the backward, once per call it runs through (MXNet)
+    total.backward()
     mean = x.asnumpy().mean(0)
     np.testing.assert_allclose(out.asnumpy().mean(0), 0.0, atol=1e-5)
     # two updates with momentum 0.5 from 0: 0.75 * mean
@@ -251,8 +253,9 @@ def test_batchnorm_inference_writes_no_parameter():
     net.initialize(mx.init.Xavier())
     net.hybridize()
     x = nd.array(np.random.RandomState(0).randn(2, 2, 6, 6))
-    with mx.autograd.train_mode():
-        net(x)  # moves the running statistics away from their initial values
+    with mx.autograd.record():
+        y = net(x)
+    y.backward()  # moves the running statistics away from their initial values
     stats = {k: p.data().asnumpy() for k, p in net.collect_params(".*running.*").items()}
     arrays = {k: p.data()._data for k, p in net.collect_params(".*running.*").items()}
     first = net(x).asnumpy()
@@ -263,8 +266,9 @@ def test_batchnorm_inference_writes_no_parameter():
     for k, p in net.collect_params(".*running.*").items():
         assert p.data()._data is arrays[k]  # the same buffers, not copies written back
         np.testing.assert_array_equal(p.data().asnumpy(), stats[k])
-    with mx.autograd.train_mode():  # training still updates them
-        net(x)
+    with mx.autograd.record():  # a training step still updates them
+        y = net(x)
+    y.backward()
     moved = net.collect_params(".*running_mean")
     assert not np.array_equal(next(iter(moved.values())).data().asnumpy(), stats[next(iter(moved))])
 

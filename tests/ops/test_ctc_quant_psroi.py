@@ -47,9 +47,7 @@ def _decode(v):
 
 def _close(actual, expected, what):
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    # MXNet's float64 is float32 in gluonjax, which runs jax with 64-bit types off
-    want = np.dtype(np.float32) if expected.dtype == np.float64 else expected.dtype
-    assert actual.dtype == want, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5, err_msg=what)
 
 
