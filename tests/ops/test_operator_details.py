@@ -63,7 +63,9 @@ def test_zeros_ones_need_np_shape_for_unknown_dims():
 
 
 def test_take_raise_in_executor_raises_on_read():
-    sym = mx.sym.take(mx.sym.var("a"), mx.sym.BlockGrad(mx.sym.var("i")), mode="raise")
+    sym = mx.sym.take(
+        mx.sym.var("a"), mx.sym.BlockGrad(mx.sym.var("i")), mode="raise", name="take0"
+    )
     exe = sym.simple_bind(mx.cpu(), a=(3, 4), i=(2,))
     exe.arg_dict["a"][:] = 1
     exe.arg_dict["i"][:] = mx.nd.array([0, 5])
