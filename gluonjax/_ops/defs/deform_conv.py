@@ -76,6 +76,39 @@ def deformable_columns(data, offset, kernel, stride, pad, dilate, groups):
     return cols.reshape(n, c, k, ho, wo)
 
 
+def _geometry(name, data, kernel, stride, dilate, pad, layout):
+    """Checked 2-D NCHW geometry shared by both ops: ``(stride, dilate, pad, ho, wo)``."""
+    if len(kernel) != 2 or data.ndim != 4 or layout not in (None, "NCHW"):
+        raise ValueError(
+            f"{name} supports 2-D NCHW data and kernels, got data "
+            f"{tuple(data.shape)}, kernel={kernel}, layout={layout}"
+        )
+    stride = expand(stride, 2, 1, "stride")
+    dilate = expand(dilate, 2, 1, "dilate")
+    pad = expand(pad, 2, 0, "pad")
+    _, _, h, w = data.shape
+    ho = (h + 2 * pad[0] - dilate[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * pad[1] - dilate[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    return stride, dilate, pad, ho, wo
+
+
+def _grouped_conv(cols, weight, bias, num_filter, num_group, num_deformable_group, kernel):
+    """The convolution of sampled columns ``(N, C, kh*kw, Ho, Wo)`` with ``weight``."""
+    n, c, k, ho, wo = cols.shape
+    dg, g = num_deformable_group, num_group
+    if c % dg or c % g or num_filter % g or weight.shape != (num_filter, c // g, *kernel):
+        raise ValueError(
+            f"weight {tuple(weight.shape)} must be {(num_filter, c // max(g, 1), *kernel)}, and "
+            f"channels {c} divisible by num_group={g} and num_deformable_group={dg}"
+        )
+    cols = cols.reshape(n, g, c // g, k, ho * wo)
+    wg = weight.reshape(g, num_filter // g, c // g, k)
+    out = jnp.einsum("gfck,ngckp->ngfp", wg, cols).reshape(n, num_filter, ho, wo)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1)
+    return out
+
+
 @register(
     "_contrib_DeformableConvolution",
     inputs=_inputs,
@@ -118,36 +151,20 @@ def deformable_convolution(
     ``data`` bilinearly, 0 outside the image. ``weight (num_filter, C / num_group, kh,
     kw)``, optional ``bias (num_filter,)``. Only 2-D kernels and NCHW (as MXNet).
     """
-    if len(kernel) != 2 or data.ndim != 4 or layout not in (None, "NCHW"):
-        raise ValueError(
-            f"DeformableConvolution supports 2-D NCHW data and kernels, got data "
-            f"{tuple(data.shape)}, kernel={kernel}, layout={layout}"
-        )
-    stride = expand(stride, 2, 1, "stride")
-    dilate = expand(dilate, 2, 1, "dilate")
-    pad = expand(pad, 2, 0, "pad")
-    n, c, h, w = data.shape
-    ho = (h + 2 * pad[0] - dilate[0] * (kernel[0] - 1) - 1) // stride[0] + 1
-    wo = (w + 2 * pad[1] - dilate[1] * (kernel[1] - 1) - 1) // stride[1] + 1
-    k = kernel[0] * kernel[1]
-    dg, g = num_deformable_group, num_group
+    stride, dilate, pad, ho, wo = _geometry(
+        "DeformableConvolution", data, kernel, stride, dilate, pad, layout
+    )
+    n, c = data.shape[:2]
+    k, dg = kernel[0] * kernel[1], num_deformable_group
     if offset.shape != (n, 2 * dg * k, ho, wo):
         raise ValueError(
             f"offset must have shape {(n, 2 * dg * k, ho, wo)} for data {tuple(data.shape)}, "
             f"kernel {kernel} and {dg} deformable group(s), got {tuple(offset.shape)}"
         )
-    if c % dg or c % g or num_filter % g or weight.shape != (num_filter, c // g, *kernel):
-        raise ValueError(
-            f"weight {tuple(weight.shape)} must be {(num_filter, c // max(g, 1), *kernel)}, and "
-            f"channels {c} divisible by num_group={g} and num_deformable_group={dg}"
-        )
+    if c % dg:
+        raise ValueError(f"channels {c} must divide by num_deformable_group={dg}")
     cols = deformable_columns(data, offset, kernel, stride, pad, dilate, dg)
-    cols = cols.reshape(n, g, c // g, k, ho * wo)
-    wg = weight.reshape(g, num_filter // g, c // g, k)
-    out = jnp.einsum("gfck,ngckp->ngfp", wg, cols).reshape(n, num_filter, ho, wo)
-    if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)
-    return out
+    return _grouped_conv(cols, weight, bias, num_filter, num_group, dg, kernel)
 
 
 def _modulated_inputs(attrs):
@@ -221,34 +238,18 @@ def modulated_deformable_convolution(
     as :func:`deformable_convolution`, with each sampled tap multiplied by ``mask (N,
     num_deformable_group * kh * kw, Ho, Wo)`` and DCNv2's sampling at the border.
     """
-    if len(kernel) != 2 or data.ndim != 4 or layout not in (None, "NCHW"):
-        raise ValueError(
-            f"ModulatedDeformableConvolution supports 2-D NCHW data and kernels, got data "
-            f"{tuple(data.shape)}, kernel={kernel}, layout={layout}"
-        )
-    stride = expand(stride, 2, 1, "stride")
-    dilate = expand(dilate, 2, 1, "dilate")
-    pad = expand(pad, 2, 0, "pad")
-    n, c, h, w = data.shape
-    ho = (h + 2 * pad[0] - dilate[0] * (kernel[0] - 1) - 1) // stride[0] + 1
-    wo = (w + 2 * pad[1] - dilate[1] * (kernel[1] - 1) - 1) // stride[1] + 1
-    k = kernel[0] * kernel[1]
-    dg, g = num_deformable_group, num_group
+    stride, dilate, pad, ho, wo = _geometry(
+        "ModulatedDeformableConvolution", data, kernel, stride, dilate, pad, layout
+    )
+    n, c = data.shape[:2]
+    k, dg = kernel[0] * kernel[1], num_deformable_group
     if offset.shape != (n, 2 * dg * k, ho, wo) or mask.shape != (n, dg * k, ho, wo):
         raise ValueError(
             f"offset must have shape {(n, 2 * dg * k, ho, wo)} and mask {(n, dg * k, ho, wo)} "
             f"for data {tuple(data.shape)}, kernel {kernel} and {dg} deformable group(s), got "
             f"{tuple(offset.shape)} and {tuple(mask.shape)}"
         )
-    if c % dg or c % g or num_filter % g or weight.shape != (num_filter, c // g, *kernel):
-        raise ValueError(
-            f"weight {tuple(weight.shape)} must be {(num_filter, c // max(g, 1), *kernel)}, and "
-            f"channels {c} divisible by num_group={g} and num_deformable_group={dg}"
-        )
+    if c % dg:
+        raise ValueError(f"channels {c} must divide by num_deformable_group={dg}")
     cols = modulated_columns(data, offset, mask, kernel, stride, pad, dilate, dg)
-    cols = cols.reshape(n, g, c // g, k, ho * wo)
-    wg = weight.reshape(g, num_filter // g, c // g, k)
-    out = jnp.einsum("gfck,ngckp->ngfp", wg, cols).reshape(n, num_filter, ho, wo)
-    if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)
-    return out
+    return _grouped_conv(cols, weight, bias, num_filter, num_group, dg, kernel)
