@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 
 import jax
+import jax.numpy as jnp
 
 from .. import _compile
 from .._caches import LRU
@@ -90,6 +91,8 @@ class Program:
         self.moded = any(n.op is not None and n.op.mode for n in self.graph.nodes)
         self._fwd = _compile.jit(self._forward, "train", static_argnames=("training",))
         self._bwd = {}
+        # (backward, input structure) -> which head gradients it reads
+        self._heads = LRU(64, "executor head-gradient use")
         self._internals = None
         # graphs of size-class ops only (elementwise, broadcast, reductions) run node by
         # node on size classes while their argument shapes are new (no compile per shape)
@@ -237,11 +240,16 @@ class Program:
         head-gradient entry for it. ``inputs`` are the backward's arguments; read from the
         backward's jaxpr once per structure."""
         cache_key = (tuple(diff_names), tuple(add_names), bool(training) and self.moded)
-        bwd = self._make_backward(*cache_key)
-        closed = jax.make_jaxpr(bwd)(*inputs)
-        n_before = sum(len(jax.tree_util.tree_leaves(x)) for x in inputs[:4])
-        used = _used_inputs(closed.jaxpr)
-        return [used[n_before + i] for i in range(len(inputs[4]))]
+        leaves, tree = jax.tree_util.tree_flatten(inputs)
+        key = (cache_key, tree, tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves))
+        hit = self._heads.get(key)
+        if hit is None:
+            closed = jax.make_jaxpr(self._make_backward(*cache_key))(*inputs)
+            n_before = sum(len(jax.tree_util.tree_leaves(x)) for x in inputs[:4])
+            used = _used_inputs(closed.jaxpr)
+            hit = [used[n_before + i] for i in range(len(inputs[4]))]
+            self._heads.put(key, hit)
+        return hit
 
     def _either(self, compiled, host, diff_names, add_names):
         """The backward: node by node on size classes (a graph of size-class ops on new
