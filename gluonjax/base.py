@@ -97,8 +97,9 @@ class FileFormatError(MXNetError, ValueError):
     """A file that is not a valid gluonjax/MXNet file (or is damaged)."""
 
 
-class ParameterMismatchError(MXNetError, KeyError):
-    """Parameters in a file do not match the block they are loaded into."""
+class ParameterMismatchError(MXNetError, KeyError, ValueError, AssertionError):
+    """Parameters in a file do not match the block they are loaded into (MXNet 1.9.1
+    fails an ``assert`` for a missing one and raises ``ValueError`` for an extra one)."""
 
     def __str__(self):  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
@@ -143,8 +144,9 @@ class StaleGradientError(MXNetError, UserWarning):
     (MXNet raises ``UserWarning`` as an exception there)."""
 
 
-class ArgumentTypeError(MXNetError, TypeError):
-    """An argument of a type the function cannot take."""
+class ArgumentTypeError(MXNetError, TypeError, ValueError):
+    """An argument of a type the function cannot take (MXNet raises ``TypeError`` or
+    ``ValueError`` there, depending on the function: both are bases)."""
 
 
 class EstimatorSetupError(MXNetError, ValueError, AssertionError):

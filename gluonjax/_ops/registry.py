@@ -12,6 +12,7 @@ input shape/dtype, so an eager ``FullyConnected`` is a single dispatch.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -89,6 +90,38 @@ class Op:
     __str__ = lambda self: self.name  # noqa: E731
 
     # -- attributes
+    def default_inputs(self):
+        """The op's input names with every attribute at its default (before a call's
+        attributes are parsed); empty when they depend on a required attribute."""
+        defaults = {
+            k: (None if a.default is REQUIRED else a.default) for k, a in self.attrs.items()
+        }
+        try:
+            return list(self.input_names(defaults))
+        except Exception:  # inputs that depend on attributes the call did not give
+            return []
+
+    def unknown_keywords(self, strays):
+        """The error for keywords that are neither an input nor an attribute of this op,
+        with the closest attribute name for each (``num_hiden`` -> ``num_hidden``)."""
+        import difflib
+
+        defaults = {
+            k: (None if a.default is REQUIRED else a.default) for k, a in self.attrs.items()
+        }
+        try:
+            inputs = list(self.input_names(defaults))
+        except Exception:  # inputs that depend on attributes the call did not give
+            inputs = []
+        public = [a for a in self.attrs if not a.startswith("_")]
+        hints = {k: difflib.get_close_matches(k, public + inputs, n=1) for k in strays}
+        hint = "; ".join(f"{k!r} -> did you mean {h[0]!r}?" for k, h in hints.items() if h)
+        return AttrError(
+            f"{self.name}: unknown argument(s) {list(strays)}"
+            + (f" ({hint})" if hint else "")
+            + f"; inputs are {inputs}, attributes are {public}"
+        )
+
     def parse_attrs(self, kwargs):
         """Validate ``kwargs`` and return ``(static_key, dynamic_values)``.
 
@@ -208,11 +241,24 @@ class Op:
         attrs = self.attr_dict(static_key)
         shown = {k: v for k, v in attrs.items() if not k.startswith("_")}
         msg = str(err).split("\n")[0]
+        if isinstance(err, TypeError) and _ARITY.match(msg):
+            # Python's arity message names the implementation (``impl() missing 1 ...``):
+            # say it in the op's terms instead
+            count = len(args) - (1 if self.random else 0)
+            msg = (
+                f"it takes the inputs {self.default_inputs() or '(see its signature)'}, "
+                f"got {count} array(s) ({_ARITY.sub('', msg)})"
+            )
         cls = ShapeError if isinstance(err, (TypeError, ValueError, IndexError)) else OpError
         return cls(
             f"{self.name}: cannot compute with inputs [{shapes}] and attributes {shown}: {msg}"
         )
 
+
+# Python's own message for a call with too many or too few arguments
+_ARITY = re.compile(
+    r"^[\w.<>]+\(\) (?=missing \d+ required|takes \d+ positional|got an unexpected)"
+)
 
 # kernel name -> (op, static_key), for the jaxpr -> JSON converter
 _KERNEL_OWNER = LRU(1 << 16, "kernel names")

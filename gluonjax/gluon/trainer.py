@@ -63,14 +63,15 @@ class Trainer(StoreMixin):
         if isinstance(params, (dict, ParameterDict)):
             params = list(params.values())
         if not isinstance(params, (list, tuple)):
-            raise MXNetError(
+            raise InvalidArgumentError(
                 f"First argument must be a list or dict of Parameters, got {type(params).__name__}"
             )
         self._params, seen = [], set()
         for p in params:
             if not isinstance(p, Parameter):
-                raise MXNetError(
-                    f"First argument must be a list or dict of Parameters, got list of {type(p)}"
+                raise InvalidArgumentError(
+                    f"Trainer: the first argument must be a list or dict of Parameters, got a "
+                    f"list with a {type(p).__name__}; pass net.collect_params()"
                 )
             if id(p) not in seen:
                 seen.add(id(p))

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._ops.defs.shape_create import range_length, range_values
 from .._ops.registry import dtype_of
-from ..base import InvalidArgumentError, ShapeError
+from ..base import ArgumentTypeError, InvalidArgumentError, ShapeError
 from ..context import Context, current_context
 from ..util import is_np_shape
 from .ndarray import NDArray
@@ -70,7 +70,15 @@ def array(source_array, ctx=None, dtype=None):
         return _new(source_array._data.astype(dt), ctx)
     if isinstance(source_array, jax.Array) and dtype is None:
         return _new(source_array, ctx)
-    return _new(np.asarray(source_array, dtype=_dt(dtype)), ctx)
+    try:
+        host = np.asarray(source_array, dtype=_dt(dtype))
+    except (ValueError, TypeError) as e:
+        raise ArgumentTypeError(
+            f"nd.array: cannot make an array of dtype {np.dtype(_dt(dtype)).name} from the "
+            f"{type(source_array).__name__} given ({e}); a nested list must be rectangular "
+            f"(every row of one length) and hold numbers"
+        ) from None
+    return _new(host, ctx)
 
 
 def _is_scipy_csr(x):

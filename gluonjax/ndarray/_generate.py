@@ -78,16 +78,7 @@ def _named_inputs(op, args, kwargs):
         given = {k: v for k, v in given.items() if k not in strays}
         strays = []
     if strays:  # a misspelled attribute: say so before "required attribute is missing"
-        import difflib
-
-        hints = {k: difflib.get_close_matches(k, list(op.attrs), n=1) for k in strays}
-        hint = "; ".join(f"{k!r} -> did you mean {h[0]!r}?" for k, h in hints.items() if h)
-        raise AttrError(
-            f"{op.name}: unknown argument(s) {strays}"
-            + (f" ({hint})" if hint else "")
-            + f"; inputs are {list(op.input_names(_defaults(op)))}, attributes are "
-            f"{[a for a in op.attrs if not a.startswith('_')]}"
-        )
+        raise op.unknown_keywords(strays)
     static_key, _ = op.parse_attrs(
         {k: v for k, v in attr_kw.items() if op.attrs[k].static}
         if not op.dynamic_names

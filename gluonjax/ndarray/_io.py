@@ -19,7 +19,7 @@ import numpy as np
 
 from .._io.atomic import atomic_write, read_bytes
 from .._io.ndformat import SparseRecord, read_arrays, write_arrays
-from ..base import FileFormatError
+from ..base import ArgumentTypeError, FileFormatError
 from ..context import current_context
 from ..util import np_shape_state
 from .ndarray import NDArray
@@ -29,7 +29,7 @@ __all__ = ["save", "load", "load_frombuffer"]
 
 def _host(a, what):
     if not isinstance(a, NDArray):
-        raise FileFormatError(
+        raise ArgumentTypeError(
             f"nd.save: {what} is a {type(a).__name__}, not an NDArray; data must be an "
             f"NDArray, a list of NDArrays or a dict of str -> NDArray"
         )
@@ -60,9 +60,9 @@ def save(fname, data):
         names = []
         arrays = [_host(a, f"data[{i}]") for i, a in enumerate(data)]
     else:
-        raise FileFormatError(
+        raise ArgumentTypeError(
             f"nd.save: data is a {type(data).__name__}; it must be an NDArray, a list of "
-            f"NDArrays or a dict of str -> NDArray"
+            f"NDArrays or a dict of str -> NDArray (convert a numpy array with mx.nd.array)"
         )
     atomic_write(fname, write_arrays(arrays, names, np_shape=np_shape_state()))
 

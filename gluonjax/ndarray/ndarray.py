@@ -14,7 +14,7 @@ from .._caches import PROCESS
 from .._ops import buckets as _buckets
 from .._ops import registry as _reg
 from .._tape import state as _tape
-from ..base import ArgumentTypeError, MXNetError
+from ..base import ArgumentTypeError, InvalidArgumentError, MXNetError
 from ..context import context_of
 from ._invoke import _CLS as _invoke_cls
 from ._invoke import check_write, invoke
@@ -176,7 +176,10 @@ class NDArray:
     def asscalar(self):
         """The value of a one-element array as a NumPy scalar of its dtype (as MXNet)."""
         if self.size != 1:
-            raise MXNetError(f"asscalar() needs an array of size 1, got shape {self.shape}")
+            raise InvalidArgumentError(
+                f"asscalar() needs an array of size 1, got shape {self.shape}; "
+                f"index one element first (x[i].asscalar())"
+            )
         return self.asnumpy().reshape(-1)[0]
 
     def item(self):

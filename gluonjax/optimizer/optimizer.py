@@ -17,7 +17,7 @@ import numpy as np
 
 from .._caches import PROCESS
 from .._ops.defs.optimizer_ops import clip
-from ..base import MXNetError
+from ..base import ArgumentTypeError, InvalidArgumentError, MXNetError
 from ..util import is_np_array
 
 __all__ = ["Optimizer", "register", "create", "preprocess_grad", "LRSchedulerWarning"]
@@ -74,9 +74,24 @@ class Optimizer:
         **kwargs,
     ):
         if kwargs:
-            raise MXNetError(
-                f"{type(self).__name__}: unknown argument(s) {sorted(kwargs)}; see "
-                f"help(mx.optimizer.{type(self).__name__})"
+            import difflib
+            import inspect
+
+            known = {
+                n
+                for c in type(self).__mro__
+                if "__init__" in vars(c)
+                for n in inspect.signature(vars(c)["__init__"]).parameters
+            } - {"self", "kwargs"}
+            hints = [
+                f"{k!r} -> did you mean {m[0]!r}?"
+                for k in sorted(kwargs)
+                if (m := difflib.get_close_matches(k, sorted(known), n=1))
+            ]
+            raise ArgumentTypeError(
+                f"{type(self).__name__}: unknown argument(s) {sorted(kwargs)}"
+                + (f" ({'; '.join(hints)})" if hints else "")
+                + f"; see help(mx.optimizer.{type(self).__name__})"
             )
         self.rescale_grad = rescale_grad
         self.lr = 0.01 if learning_rate is None else learning_rate
@@ -384,5 +399,7 @@ def create(name, **kwargs):
         return name
     key = str(name).lower()
     if key not in Optimizer.opt_registry:
-        raise MXNetError(f"unknown optimizer {name!r}; known: {sorted(Optimizer.opt_registry)}")
+        raise InvalidArgumentError(
+            f"unknown optimizer {name!r}; known: {sorted(Optimizer.opt_registry)}"
+        )
     return Optimizer.opt_registry[key](**kwargs)

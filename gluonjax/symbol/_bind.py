@@ -118,6 +118,16 @@ def _arrays(names, given, what, required):
                 f"{len(given)}, the symbol has {len(names)} ({names})"
             )
         out = list(given)
+        first = {}
+        for n, a in zip(names, out, strict=False):
+            if n in first and None not in (a, first[n]) and a is not first[n]:
+                raise _err(
+                    f"the graph has two different variables named '{n}', and {what} gives "
+                    f"them two different arrays; gluonjax keys a graph's arguments by name, "
+                    f"so it cannot keep them apart: give the variables distinct names "
+                    f"(mx.sym.var('{n}_1')), or pass {what} as a dict (one array per name)"
+                )
+            first.setdefault(n, a)
     elif isinstance(given, dict):
         out = []
         for n in names:

@@ -116,6 +116,13 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
             attr_kw["num_args"] = len(args)
     else:
         args = _reg.split_positional_attrs(op, args, attr_kw)
+        strays = [
+            k
+            for k, v in given.items()
+            if v is not None and not isinstance(v, Symbol) and k not in op.default_inputs()
+        ]
+        if strays:  # a misspelled attribute: say so before "required attribute is missing"
+            raise op.unknown_keywords(strays)
     static_key, dyn = op.parse_attrs(attr_kw)
     attrs = op.attr_dict(static_key, dyn)
     name = _name.current().get(name, hint or hint_of(op.name))

@@ -84,6 +84,8 @@ def pick(data, index, *, axis, keepdims, mode):
 def one_hot(indices, *, depth, on_value, off_value, dtype):
     """A new last axis of size ``depth``: ``on_value`` at each index, else ``off_value``
     (indices outside [0, depth) give an all-``off_value`` row)."""
+    if depth < 0:
+        raise ValueError(f"depth must be a non-negative integer, got depth={depth}")
     idx = _int(indices)
     hot = idx[..., None] == jnp.arange(depth, dtype=jnp.int32)
     return jnp.where(hot, jnp.asarray(on_value, dtype), jnp.asarray(off_value, dtype))
