@@ -761,3 +761,18 @@ def test_duplicate_variable_names_are_not_merged_silently():
     for args in ({"x": one}, [one, one]):
         out = c.bind(mx.cpu(), args).forward()[0]
         np.testing.assert_array_equal(out.asnumpy(), [3.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mx.nd.zeros((-2, 3)),
+        lambda: mx.nd.ones((2, -1)),
+        lambda: mx.nd.full((-1,), 2.0),
+        lambda: mx.nd.empty((-3,)),
+    ],
+)
+def test_negative_dimension_in_a_creation_shape(make):
+    """MXNet 1.9.1 raises an MXNetError; NumPy's builtin ValueError is a base here."""
+    with raises(base.ShapeError, ValueError, "negative dimension", "nd."):
+        make()

@@ -92,8 +92,11 @@ def from_jax(x):
     return NDArray(jnp.asarray(x))
 
 
-def _shape(shape):
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+def _shape(shape, what="array"):
+    out = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if any(d < 0 for d in out):
+        raise ShapeError(f"nd.{what}: shape {out} has a negative dimension; sizes must be >= 0")
+    return out
 
 
 def _into(res, out):
@@ -108,7 +111,7 @@ def _into(res, out):
 def _known(shape, what):
     """``shape`` as a tuple; without np_shape, ``()`` and 0 dims mean "unknown" (MXNet's
     legacy shapes), and an op that infers its output from them raises (as MXNet)."""
-    shape = _shape(shape)
+    shape = _shape(shape, what)
     if not is_np_shape() and (not shape or 0 in shape):
         raise ShapeError(
             f"nd.{what}: shape {shape} is not a known shape: without np_shape, MXNet reads "
@@ -141,14 +144,14 @@ def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
 
 def full(shape, val, ctx=None, dtype=None, out=None):
     """An array filled with ``val``."""
-    return _into(_new(np.full(_shape(shape), val, _dt(dtype)), ctx), out)
+    return _into(_new(np.full(_shape(shape, "full"), val, _dt(dtype)), ctx), out)
 
 
 def empty(shape, ctx=None, dtype=None, stype=None):
     """An array of the given shape (zero-filled: XLA has no uninitialised memory)."""
     if stype not in (None, "default"):
         return zeros(shape, ctx, dtype, stype=stype)
-    return _new(np.zeros(_shape(shape), _dt(dtype)), ctx)
+    return _new(np.zeros(_shape(shape, "empty"), _dt(dtype)), ctx)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):
