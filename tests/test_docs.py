@@ -18,7 +18,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
-EXPECTED = {"ndarray.md", "blocks.md", "training.md", "symbol.md", "export.md", "numpy.md"}
+EXPECTED = {
+    "ndarray.md",
+    "blocks.md",
+    "training.md",
+    "symbol.md",
+    "export.md",
+    "numpy.md",
+    "estimator.md",
+}
 
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
