@@ -1,10 +1,22 @@
-"""File iterators of ``mx.io``: MNISTIter, CSVIter, LibSVMIter (dense) and PrefetchingIter.
+"""File iterators of ``mx.io``: MNISTIter, CSVIter, LibSVMIter (CSR) and PrefetchingIter.
 
 They read the whole file once with numpy and serve batches like MXNet's C++
 iterators: ``round_batch=True`` fills the last batch from the start of the data
 (``pad`` counts the extra samples), MNISTIter drops an incomplete last batch and
 scales pixels by 1/256 as MXNet's does. Malformed files raise ``FileFormatError``
 (an ``MXNetError``) naming the file and the line.
+
+CSVIter and LibSVMIter follow MXNet's batch loader over a pass: the data is one
+cycle, and a ``reset()`` after a pass whose last batch wrapped to the start does
+not rewind, so the next pass begins after the ``pad`` samples already served
+(7 rows, batch 3: ``[0 1 2] [3 4 5] [6 0 1]``, then ``[2 3 4] [5 6 0]``, then
+``[1 2 3] [4 5 6]``, then from 0 again). MXNet's loader runs in a prefetch thread
+up to 16 batches ahead of the consumer, so a pass counts as complete once its
+last batch lies within 16 batches of what was consumed, as for a ``reset()``
+right after construction, or a second ``reset()`` in a row, on a short file.
+With ``round_batch=False`` the last batch keeps its full size and its ``pad``
+rows hold the rows of the batch before (zeros where none came before, where
+MXNet leaves the memory uninitialized); every ``reset()`` rewinds.
 """
 
 from __future__ import annotations
@@ -29,13 +41,19 @@ def _nd(values):
 class _ArrayIter(DataIter):
     """Batches of in-memory numpy arrays (data, label), MXNet's round_batch rules."""
 
+    # how many batches MXNet's prefetch thread reads ahead of the consumer
+    _READ_AHEAD = 16
+
     def __init__(self, data, label, batch_size, round_batch, data_name, label_name, drop_last):
         super().__init__(batch_size)
         self._data, self._label = data, label
         self._round = round_batch
         self._drop_last = drop_last
         self._names = (data_name, label_name)
-        self._cursor = 0
+        self._start = 0  # row the current pass begins at
+        self._cursor = 0  # rows of the current pass served
+        self._served = 0  # batches of the current pass served
+        self._last = None  # (data, label) of the batch served last
         self._batch = None
 
     @property
@@ -46,20 +64,46 @@ class _ArrayIter(DataIter):
     def provide_label(self):
         return [DataDesc(self._names[1], (self.batch_size,) + self._label.shape[1:])]
 
+    def _pass_shape(self):
+        """Number of batches of the current pass and the pad of its last batch."""
+        rows = max(0, len(self._data) - self._start)
+        batches = -(-rows // self.batch_size)
+        return batches, batches * self.batch_size - rows
+
     def reset(self):
-        self._cursor = 0
+        batches, pad = self._pass_shape()
+        wrapped = self._round and not self._drop_last and pad > 0
+        # the loader has read the wrapping last batch: it carries on after it
+        read = self._served + self._READ_AHEAD >= batches
+        self._start = pad if wrapped and read else 0
+        self._cursor = self._served = 0
 
     def iter_next(self):
-        n, bs, c = len(self._data), self.batch_size, self._cursor
+        n, bs = len(self._data), self.batch_size
+        c = self._start + self._cursor
         if c >= n or (self._drop_last and c + bs > n):
             return False
-        idx = np.arange(c, c + bs)
-        pad = max(0, c + bs - n)
+        idx = np.arange(c, min(c + bs, n))
+        pad = bs - len(idx)
+        if pad and self._round:
+            if pad > n:
+                raise InvalidArgumentError(
+                    f"{type(self).__name__}: batch_size {bs} needs more than the {n} "
+                    f"samples of the data to fill its last batch"
+                )
+            idx = np.concatenate([idx, np.arange(pad)])
+        data, label = self._data[idx], self._label[idx]
         if pad and not self._round:
-            idx = idx[: n - c]
-        idx = idx % n
-        self._batch = (self._data[idx], self._label[idx], pad)
+            fill = self._last or (
+                np.zeros((bs,) + data.shape[1:], data.dtype),
+                np.zeros((bs,) + label.shape[1:], label.dtype),
+            )
+            data = np.concatenate([data, fill[0][len(idx) :]])
+            label = np.concatenate([label, fill[1][len(idx) :]])
+        self._last = (data, label)
+        self._batch = (data, label, pad)
         self._cursor += bs
+        self._served += 1
         return True
 
     def next(self):
@@ -199,11 +243,40 @@ class CSVIter(_ArrayIter):
         return np.asarray(rows, dtype=dtype).reshape((len(rows),) + tuple(shape))
 
 
-class LibSVMIter(_ArrayIter):
-    """A LibSVM file (``label index:value ...``) as dense float32 batches.
+class _CSRRows:
+    """Rows of a CSR matrix held on the host; ``rows[idx]`` selects rows by number."""
 
-    MXNet returns CSR arrays; gluonjax stores every array densely. Labels come from
-    the first column, or from ``label_libsvm`` (also LibSVM, ``label_shape`` wide).
+    def __init__(self, indptr, indices, values, width):
+        self.indptr, self.indices, self.values, self.width = indptr, indices, values, width
+
+    def __len__(self):
+        return len(self.indptr) - 1
+
+    @property
+    def shape(self):
+        return (len(self), self.width)
+
+    def __getitem__(self, rows):
+        rows = np.arange(len(self))[rows] if isinstance(rows, slice) else np.asarray(rows)
+        starts = self.indptr[rows]
+        counts = self.indptr[rows + 1] - starts
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        take = np.repeat(starts - indptr[:-1], counts) + np.arange(indptr[-1])
+        return _CSRRows(indptr, self.indices[take], self.values[take], self.width)
+
+    def to_nd(self):
+        from ..ndarray import sparse
+
+        return sparse.csr_matrix((self.values, self.indices, self.indptr), shape=self.shape)
+
+
+class LibSVMIter(_ArrayIter):
+    """A LibSVM file (``label index:value ...``, zero-based indices) as CSR batches.
+
+    ``data`` comes as a ``CSRNDArray`` of shape (batch_size, data_shape[0]) holding the
+    entries the file lists (explicit zeros included). Labels come from the first column
+    as a dense (batch_size,) array, or from ``label_libsvm`` (also LibSVM, ``label_shape``
+    wide) as a ``CSRNDArray``. Only ``round_batch=True`` exists, as in MXNet.
     """
 
     def __init__(
@@ -218,33 +291,63 @@ class LibSVMIter(_ArrayIter):
         part_index=0,
         **kwargs,
     ):
-        first, data = self._load(data_libsvm, int(np.prod(data_shape)))
+        if not round_batch:
+            raise InvalidArgumentError(
+                "LibSVMIter: round_batch=False is not supported, as in MXNet (the last batch "
+                "is always filled from the start of the data)"
+            )
+        data_shape, label_shape = tuple(data_shape), tuple(label_shape)
+        if len(data_shape) != 1:
+            raise InvalidArgumentError(f"LibSVMIter: data_shape must be 1-D, got {data_shape}")
+        if label_libsvm and (len(label_shape) != 1 or label_shape[0] < 2):
+            raise InvalidArgumentError(
+                f"LibSVMIter: label_shape must be 1-D and wider than 1 with label_libsvm, "
+                f"got {label_shape}"
+            )
+        if not label_libsvm and int(np.prod(label_shape)) != 1:
+            raise InvalidArgumentError(
+                f"LibSVMIter: label_shape must be (1,) without label_libsvm, got {label_shape}"
+            )
+        first, data = self._load(data_libsvm, data_shape[0])
         if label_libsvm:
-            _, label = self._load(label_libsvm, int(np.prod(label_shape)))
+            label = self._load(label_libsvm, label_shape[0])[1]
+            if len(label) < len(data):
+                raise FileFormatError(
+                    f"LibSVMIter: '{label_libsvm}' has {len(label)} rows, fewer than the "
+                    f"{len(data)} of '{data_libsvm}'"
+                )
         else:
             label = first
         n = len(data)
         start, end = n * part_index // num_parts, n * (part_index + 1) // num_parts
-        data = data[start:end].reshape((-1,) + tuple(data_shape))
-        label = label[start:end]
-        super().__init__(data, label, batch_size, round_batch, "data", "softmax_label", False)
+        rows = np.arange(start, end)
+        super().__init__(data[rows], label[rows], batch_size, True, "data", "softmax_label", False)
+
+    def getdata(self):
+        return self._batch[0].to_nd()
+
+    def getlabel(self):
+        label = self._batch[1]
+        return label.to_nd() if isinstance(label, _CSRRows) else _nd(label)
 
     @staticmethod
     def _load(path, width):
         def parse(line):
             fields = line.split()
-            row = np.zeros(width, np.float32)
-            for f in fields[1:]:
-                k, v = f.split(":")
-                k = int(k)
-                if not 0 <= k < width:
-                    raise InvalidArgumentError(f"feature index {k} is outside [0, {width})")
-                row[k] = float(v)
-            return float(fields[0]), row
+            pairs = [f.split(":") for f in fields[1:]]
+            idx = np.asarray([int(k) for k, _ in pairs], np.int64)
+            bad = idx[(idx < 0) | (idx >= width)]
+            if bad.size:
+                raise InvalidArgumentError(f"feature index {bad[0]} is outside [0, {width})")
+            return float(fields[0]), idx, np.asarray([float(v) for _, v in pairs], np.float32)
 
         rows = _read_table(path, "LibSVMIter", parse)
         labels = np.asarray([r[0] for r in rows], np.float32)
-        return labels, np.stack([r[1] for r in rows]) if rows else np.zeros((0, width), np.float32)
+        counts = [len(r[1]) for r in rows]
+        indptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
+        indices = np.concatenate([r[1] for r in rows] + [np.zeros(0, np.int64)])
+        values = np.concatenate([r[2] for r in rows] + [np.zeros(0, np.float32)])
+        return labels, _CSRRows(indptr, indices, values, width)
 
 
 class PrefetchingIter(DataIter):
