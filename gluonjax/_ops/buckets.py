@@ -1016,6 +1016,38 @@ def run(op, static_key, arrays, n):
         return None
 
 
+# random creation ops (no array inputs) whose draw for element i depends only on the key
+# and i (jax's partitionable threefry, each element sampled on its own): the first n draws
+# of a size class are the exact shape's draws, bit for bit (tests/ops/test_random_classes.py
+# checks every op of this set; gamma-based samplers are not in it: their draws differ)
+RANDOM_CLASSES = frozenset(
+    {"_random_uniform", "_random_normal", "_random_exponential", "_random_poisson",
+     "_random_randint"}
+)  # fmt: skip
+
+
+def run_random(op, static_key, arrays):
+    """A random creation op on a shape it has not seen :data:`HOT` times: the draws of its
+    size class (one program per class, not per shape), cut to the shape on the host.
+    None: run the exact kernel."""
+    if op.name not in RANDOM_CLASSES or not jax.config.jax_threefry_partitionable:
+        return None
+    if _count(op, static_key):
+        return None
+    try:
+        i = op.static_names.index("shape")
+        shape = tuple(static_key[i])
+        size = math.prod(shape)
+        if size == 0 or not shape:
+            return None
+        b = size_class(size)
+        out = op.kernel((*static_key[:i], (b,), *static_key[i + 1 :]))(*arrays)
+        STATS["runs"] += 1
+        return to_device(np.asarray(out)[:size].reshape(shape), True)
+    except Exception:  # noqa: BLE001 - the exact kernel runs the call, or raises the op's error
+        return None
+
+
 _GENERIC = LRU(1024, "size-class host programs of any shape")
 
 

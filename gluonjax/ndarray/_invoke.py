@@ -62,8 +62,10 @@ def invoke(op, args, kwargs, out=None):
         # shape); None: the exact kernel
         if op.bucket is not None:
             res = _buckets.run(op, static_key, arrays, len(args))
+        elif op.random:  # a creation op's draws on its size class, or None
+            res = _buckets.run_random(op, static_key, arrays) if not args else None
         else:
-            res = None if op.random else _hostcall.run(op, static_key, arrays, len(args))
+            res = _hostcall.run(op, static_key, arrays, len(args))
         if res is None:
             try:
                 res = op.kernel(static_key)(*arrays)

@@ -633,3 +633,65 @@ def test_host_float64_becomes_float32_as_device_put_does():
     ex.backward(mx.nd.array(np.ones((9, 10)), dtype="float64"))
     np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), np.e * np.ones((9, 10)), rtol=1e-6)
     assert out.dtype == ex.grad_dict["a"].dtype
+
+
+# ----------------------------------------------------------------------------- random ops
+_RANDOM_ATTRS = {
+    "_random_uniform": {"low": -2.0, "high": 3.0},
+    "_random_normal": {"loc": 1.0, "scale": 2.0},
+    "_random_exponential": {"lam": 0.5},
+    "_random_poisson": {"lam": 4.0},
+    "_random_randint": {"low": -5, "high": 100, "dtype": "int32"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(buckets.RANDOM_CLASSES))
+@pytest.mark.parametrize("dtype", [None, "float16", "float64"])
+def test_random_draws_on_a_class_equal_the_exact_shapes(name, dtype):
+    """The size-class draws, cut to the shape, are the exact kernel's draws (same key and
+    counter), for shapes inside one class and across classes: bit for bit where the
+    sampler is correctly rounded (uniform, randint); within 2 ulp where it calls a
+    transcendental function, whose last (n mod vector width) elements XLA:CPU's exact
+    program computes with scalar code (as for the map ops above)."""
+    assert set(_RANDOM_ATTRS) == buckets.RANDOM_CLASSES
+    op = reg.get(name)
+    attrs = dict(_RANDOM_ATTRS[name])
+    if dtype is not None and name != "_random_randint":
+        attrs["dtype"] = dtype
+    key = jax.random.key_data(jax.random.PRNGKey(11))
+    for shape in [(1,), (3, 5, 7), (40, 25), (2, 3, 171), (33, 65)]:
+        static_key, dyn = op.parse_attrs({**attrs, "shape": shape})
+        args = [key, np.uint32(5), *dyn]
+        exact = np.asarray(op.kernel(static_key)(*args))
+        op._seen.pop(static_key, None)
+        got = buckets.run_random(op, static_key, args)
+        assert got is not None and got.shape == shape and got.dtype == exact.dtype
+        if name in ("_random_uniform", "_random_randint"):
+            np.testing.assert_array_equal(np.asarray(got), exact)
+        else:
+            np.testing.assert_array_max_ulp(np.asarray(got), exact, maxulp=2)
+
+
+def test_random_through_nd_seeded_matches_the_exact_path(monkeypatch):
+    """Trick on and off: the same seed gives the same arrays, and a new shape compiles no
+    program of its own once its class exists."""
+    shapes = [(3, 4), (5, 2, 3), (7,), (3, 4)]
+
+    def draws():
+        mx.random.seed(42)
+        return [mx.nd.random.uniform(shape=s).asnumpy() for s in shapes] + [
+            mx.nd.random.normal(0, 1, shape=s).asnumpy() for s in shapes
+        ]
+
+    on = draws()
+    monkeypatch.setitem(buckets._state, "on", False)
+    off = draws()
+    for a, b in zip(on, off):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.setitem(buckets._state, "on", True)
+    op = reg.get("_random_uniform")
+    mx.nd.random.uniform(shape=(9, 9)).wait_to_read()  # the 1024 class exists now
+    kernels = len(op._kernels)
+    for s in [(2, 11), (13, 3), (4, 4, 4)]:
+        assert mx.nd.random.uniform(shape=s).shape == s
+    assert len(op._kernels) == kernels
