@@ -1,7 +1,9 @@
 """64-bit types: float64/int64 are honoured (jax's x64 mode is on), MXNet's 32-bit defaults
 stay, and a float32 model's compiled training programs hold no 64-bit arithmetic."""
 
+import contextlib
 import glob
+import io
 import json
 import os
 import re
@@ -149,6 +151,96 @@ def test_float64_model_trains_in_float64():
         assert p.data().dtype == np.float64
         want = w - np.float64(np.float32(0.1)) * (np.float64(np.float32(1 / 6)) * g)
         np.testing.assert_allclose(p.data().asnumpy(), want, rtol=1e-12, atol=1e-13)
+
+
+# Float64 weights updated by MXNet 1.9.1's optimizers, run by gluonjax and by MXNet. The
+# kernels' hyperparameters are C floats: a float64 weight is updated with float32(0.9),
+# float32(0.05)... in float64 arithmetic (``lr*wd`` is a float64 product of the two float32
+# values). The values are chosen to round in float32; a Python double anywhere is 3e-8 off.
+_OPT64 = r"""
+import json
+import numpy as np
+rs = np.random.RandomState(5)
+w0, g0, g1, s0, s1 = rs.randn(5, 7)
+def arr(a):
+    return mx.nd.array(a, dtype="float64")
+res = {}
+hyper = dict(lr=0.05, wd=1e-4, rescale_grad=1 / 3.0, clip_gradient=0.7)
+for name, op, kw, nstate in [
+    ("sgd_update", mx.nd.sgd_update, {}, 0),
+    ("sgd_mom_update", mx.nd.sgd_mom_update, dict(momentum=0.9), 1),
+    ("nag_mom_update", mx.nd.nag_mom_update, dict(momentum=0.9), 1),
+    ("signum_update", mx.nd.signum_update, dict(momentum=0.9, wd_lh=0.01), 1),
+    ("adam_update", mx.nd.adam_update, dict(beta1=0.9, beta2=0.99, epsilon=1e-7), 2),
+    ("rmsprop_update", mx.nd.rmsprop_update, dict(gamma1=0.95, epsilon=1e-7), 1),
+]:
+    w, states = arr(w0), [arr(np.abs(s)) for s in (s0, s1)[:nstate]]
+    # no out=weight: MXNet's nag_mom_update would read the weight it just wrote back
+    new = op(w, arr(g0 * 3), *states, **hyper, **kw)
+    res[name] = new.asnumpy().tolist() + [x for s in states for x in s.asnumpy().tolist()]
+for opt, kw in [
+    ("sgd", dict(learning_rate=0.05, momentum=0.9, wd=1e-4)),
+    ("nag", dict(learning_rate=0.05, momentum=0.9, wd=1e-4)),
+    ("sgd", dict(learning_rate=0.05, wd=1e-4, clip_gradient=0.7)),
+]:
+    key = opt + str(sorted(kw))
+    # a Trainer (gluonjax: the fused update) and an Updater (the eager one)
+    p = mx.gluon.Parameter("p", shape=(7,), dtype="float64")
+    p.initialize(mx.init.Constant(0))
+    p.set_data(arr(w0))
+    tr = mx.gluon.Trainer([p], opt, dict(kw))
+    upd = mx.optimizer.get_updater(mx.optimizer.create(opt, rescale_grad=1 / 3.0, **kw))
+    w = arr(w0)
+    for g in (g0, g1):
+        with mx.autograd.record():
+            loss = (p.data() * arr(g)).sum()
+        loss.backward()
+        tr.step(3)
+        upd(0, arr(g), w)
+    res["trainer " + key] = p.data().asnumpy().tolist()
+    res["updater " + key] = w.asnumpy().tolist()
+print(json.dumps(res))
+"""
+
+
+@needs_mxnet
+def test_float64_optimizers_use_float32_hyperparameters_as_mxnet():
+    want = json.loads(run_mxnet("import mxnet as mx\n" + _OPT64).strip().splitlines()[-1])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(_OPT64, {"mx": mx})
+    got = json.loads(out.getvalue())
+    assert set(got) == set(want)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-14, atol=1e-15, err_msg=k)
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_float64_sgd_momentum_is_a_float32_value(hybrid):
+    """Two momentum steps on one float64 weight (w = 1, gradient 1): MXNet 1.9.1's Trainer
+    gives 0.8549857490566951 (momentum float32(0.9), lr float32(0.05), wd float32(1e-4), in
+    float64 arithmetic); with a float64 momentum of 0.9 the result is 1.2e-9 away."""
+    f = lambda v: float(np.float32(v))  # noqa: E731
+    w, mom = 1.0, 0.0
+    for _ in range(2):
+        mom = f(0.9) * mom - f(0.05) * f(1e-4) * w - f(0.05) * 1.0
+        w += mom
+    assert w == 0.8549857490566951
+    net = nn.Dense(1, in_units=1, use_bias=False)
+    net.initialize(mx.init.One())
+    net.cast("float64")
+    if hybrid:
+        net.hybridize()
+    tr = gluon.Trainer(
+        net.collect_params(), "sgd", {"learning_rate": 0.05, "momentum": 0.9, "wd": 1e-4}
+    )
+    x = nd.ones((1, 1), dtype="float64")
+    for _ in range(2):
+        with autograd.record():
+            loss = net(x).sum()
+        loss.backward()
+        tr.step(1)
+    np.testing.assert_allclose(net.weight.data().asnumpy(), [[w]], rtol=1e-15)
 
 
 def test_float64_export_and_import(tmp_path):

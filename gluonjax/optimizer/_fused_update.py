@@ -8,6 +8,7 @@ per set of updated indices.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _rng as _random
@@ -29,7 +30,11 @@ def make_update(o, n):
             g = o.preprocess(gs[k].astype(ws[k].dtype), rescale)
             sub = jax.random.fold_in(key, k) if key is not None else None
             t = None if ts is None else ts[k]
-            w, s = o.step(ws[k], g, states[k], lrs[k], wds[k], t, sub)
+            # float32 values (MXNet's C floats) in the weight's precision: a float64
+            # weight's ``lr*wd`` is a float64 product, as MXNet's kernel computes it
+            hp = jnp.promote_types(ws[k].dtype, jnp.float32)
+            lr, wd = lrs[k].astype(hp), wds[k].astype(hp)
+            w, s = o.step(ws[k], g, states[k], lr, wd, t, sub)
             new_w.append(w.astype(ws[k].dtype))
             new_s.append(s)
         return new_w, new_s

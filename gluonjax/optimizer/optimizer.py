@@ -299,9 +299,10 @@ class Optimizer:
             return
         state = self._to_internal(state)
         self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        # float32 values, as the fused update's (MXNet's kernels take C floats)
+        lr, wd = (float(np.float32(v)) for v in (self._get_lr(index), self._get_wd(index)))
         t = self._index_update_count[index]
-        g = self.preprocess(grad._data, self.rescale_grad)
+        g = self.preprocess(grad._data, float(np.float32(self.rescale_grad)))
         from .. import _rng as _random
 
         key = _random.next_key() if self.needs_key() else None

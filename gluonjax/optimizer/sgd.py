@@ -40,7 +40,8 @@ class SGD(Optimizer):
     def step(self, weight, grad, state, lr, wd, t, key):
         if self.momentum == 0.0:
             return sgd_rule(weight, grad, lr, wd), ()
-        weight, mom = sgd_mom_rule(weight, grad, state[0], lr, wd, self.momentum)
+        (m,) = cast_like(weight, self.momentum)  # a C float in MXNet's kernel
+        weight, mom = sgd_mom_rule(weight, grad, state[0], lr, wd, m)
         return weight, (mom,)
 
 

@@ -31,6 +31,7 @@ Examples
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from ..registry import REQUIRED, Attr, register
 
@@ -44,8 +45,14 @@ from ..registry import REQUIRED, Attr, register
 
 def cast_like(x, *vals):
     """``vals`` as arrays of ``x``'s dtype (MXNet's kernels compute in the weight's dtype,
-    so ``1 - beta1`` is a float32 difference)."""
-    return [jnp.asarray(v, x.dtype) for v in vals]
+    so ``1 - beta1`` is a float32 difference).
+
+    A value first becomes a float32: the update kernels declare their hyperparameters
+    (``lr``, ``momentum``, ``beta1``, ``wd``...) as C ``float``, so a float64 weight is
+    updated with ``float32(0.9)``, not 0.9 (a relative 3e-8 apart, far above float64's
+    rounding).
+    """
+    return [jnp.asarray(v, jnp.float32).astype(x.dtype) for v in vals]
 
 
 def clip(g, c):
@@ -53,8 +60,9 @@ def clip(g, c):
     if c is None or (isinstance(c, (int, float)) and c < 0):
         return g
     if isinstance(c, (int, float)):
+        c = float(np.float32(c))  # a C float in MXNet's kernels, as ``cast_like``'s values
         return jnp.clip(g, -c, c)
-    c = jnp.asarray(c, g.dtype)
+    c = jnp.asarray(c, jnp.float32).astype(g.dtype)
     return jnp.where(c >= 0, jnp.clip(g, -c, c), g)
 
 
