@@ -168,3 +168,23 @@ def test_registry_names_and_defaults():
         o = mx.optimizer.create(name.upper())
         for k, v in attrs.items():
             assert getattr(o, k) == v, (name, k)
+
+
+def test_ftrl_row_sparse_gradient_updates_only_its_rows():
+    """MXNet 1.9.1's ftrl_update on a row_sparse gradient leaves the rows it does not store
+    (weight and state) as they are; the stored rows follow the FTRL rule (NumPy here)."""
+    rng = np.random.RandomState(0)
+    w = rng.uniform(size=(3, 4)).astype(np.float32)
+    g = rng.uniform(size=(3, 4)).astype(np.float32)
+    g[1] = 0
+    opt = mx.optimizer.Ftrl()
+    weight = mx.nd.array(w).tostype("row_sparse")
+    grad = mx.nd.array(g).tostype("row_sparse")
+    state = opt.create_state(0, weight)
+    opt.update(0, weight, grad, state)
+    lr, lamda1, beta = 0.1, 0.01, 1.0
+    z = g - np.sqrt(g * g) * w / lr
+    n = g * g
+    want = (np.sign(z) * lamda1 - z) / ((beta + np.sqrt(n)) / lr) * (np.abs(z) > lamda1)
+    want[1] = w[1]
+    np.testing.assert_allclose(weight.asnumpy(), want, rtol=1e-5, atol=1e-7)

@@ -148,6 +148,11 @@ class Ftrl(Optimizer):
     beta : float, default 1
     """
 
+    # MXNet's ftrl_update on a row_sparse gradient updates only its stored rows (always:
+    # Ftrl has no lazy_update argument)
+    lazy_rows = True
+    lazy_update = True
+
     def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
         super().__init__(**kwargs)
         self.lamda1, self.beta = lamda1, beta
