@@ -285,3 +285,14 @@ def test_monitor_and_debug_str():
     np.testing.assert_allclose(seen["m_output"], [0.0, 2.0])
     text = ex.debug_str()
     assert "Op:exp, Name=e" in text and "Variable:a" in text
+
+
+def test_embedding_in_a_bound_graph_clips_as_mxnet():
+    """MXNet's bucketing iterators pad sentences with -1, and MXNet's Embedding in a
+    bound graph reads index -1 as row 0 (clip); eager calls still raise (the catalogue)."""
+    data = mx.sym.var("data")
+    emb = mx.sym.Embedding(data, input_dim=4, output_dim=2, name="embed")
+    w = np.arange(8, dtype=np.float32).reshape(4, 2)
+    ex = emb.bind(mx.cpu(), {"data": mx.nd.array([[1, -1, 7]]), "embed_weight": mx.nd.array(w)})
+    out = ex.forward()[0].asnumpy()
+    np.testing.assert_array_equal(out[0], w[[1, 0, 3]])

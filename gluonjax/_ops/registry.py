@@ -57,6 +57,10 @@ class Op:
     # eager only: fn(attrs: dict, arrays) -> None, raises on bad input *values* (bounds of
     # take(mode='raise'), Embedding indices); never called on traced values
     check: Callable | None = None
+    # False: ``check`` runs in eager calls only; a bound executor (a Module's graph) takes
+    # the op's traced behaviour, as MXNet's graphs do (Embedding clips the -1 padding of
+    # MXNet's bucketing iterators there)
+    graph_check: bool = True
     # eager only: fn(attrs: dict, arrays) -> dict of hidden static attributes read from
     # the input *values* (boolean_mask's count: an output shape that depends on values);
     # a traced call leaves them at their defaults and the implementation says it needs

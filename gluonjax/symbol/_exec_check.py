@@ -40,7 +40,7 @@ def _plan(program):
     if plan is None:
         plan = []
         for node in program.graph.nodes:
-            if node.op is None or node.op.check is None:
+            if node.op is None or node.op.check is None or not node.op.graph_check:
                 continue
             names = [_source(src, i) for src, i in node.inputs]
             if all(n is not None for n in names):
