@@ -776,3 +776,34 @@ def test_negative_dimension_in_a_creation_shape(make):
     """MXNet 1.9.1 raises an MXNetError; NumPy's builtin ValueError is a base here."""
     with raises(base.ShapeError, ValueError, "negative dimension", "nd."):
         make()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a, b: a + b,
+        lambda a, b: mx.nd.broadcast_mul(a, b),
+        lambda a, b: mx.nd.elemwise_add(a, b),
+        lambda a, b: mx.nd.dot(a, b.T),
+        lambda a, b: mx.nd.concat(a, b, dim=0),
+        lambda a, b: mx.nd.FullyConnected(a, b, num_hidden=2, no_bias=True),
+    ],
+)
+@pytest.mark.parametrize("other", ["float64", "float16", "int32"])
+def test_mixed_input_dtypes_refused_as_mxnet(call, other):
+    """MXNet 1.9.1's type inference refuses float32 with float64/float16/int32 inputs in
+    these ops; with jax's 64-bit mode on, gluonjax would otherwise promote silently."""
+    a = mx.nd.ones((2, 3))
+    b = mx.nd.ones((2, 3), dtype=other)
+    with raises(base.DTypeError, TypeError, "one dtype", "float32", other):
+        call(a, b)
+
+
+def test_mixed_dtypes_stay_allowed_where_mxnet_allows_them():
+    x = mx.nd.ones((2, 3), dtype="float64")
+    assert (x * 2).dtype == np.float64  # a Python scalar is not an input
+    idx = mx.nd.array([0, 1], dtype="int32")
+    assert mx.nd.take(x, idx).dtype == np.float64  # indices of another dtype
+    assert mx.nd.where(mx.nd.ones((2, 3)), x, x).dtype == np.float64  # cond of another
+    # mx.np promotes as NumPy does
+    assert (mx.np.ones((2,)) + mx.np.ones((2,), dtype="float64")).dtype == np.float64

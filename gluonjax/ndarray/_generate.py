@@ -5,7 +5,7 @@ from __future__ import annotations
 from .._caches import PROCESS
 from .._ops import registry as _reg
 from ..base import AttrError
-from ._invoke import invoke
+from ._invoke import check_same_dtype, invoke
 
 _SCALARS = (int, float, str, tuple, list, bool)
 
@@ -41,6 +41,8 @@ def make_function(op, sparse_call=None):
                 args = _reg.split_positional_attrs(op, args, kwargs)
             if kwargs and any(k not in attrs for k in kwargs):
                 args, kwargs = _named_inputs(op, args, kwargs)
+        if len(args) > 1:
+            check_same_dtype(op, args)
         return invoke(op, args, kwargs, out)
 
     if op.eager_attrs is not None:

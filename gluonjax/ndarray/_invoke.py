@@ -32,7 +32,7 @@ from .._tape.node import (
 )
 from .._tape.state import _local as _st
 from .._tape.stats import StatWrite
-from ..base import MXNetError
+from ..base import DTypeError, MXNetError
 
 _VJP_FWD = LRU(4096, "recorded op kernels")  # (op, attributes, mask) -> forward with VJP
 _CLS = [None]  # [NDArray], filled in when ndarray.py has defined it
@@ -83,6 +83,47 @@ def invoke(op, args, kwargs, out=None):
         else:
             _write_aux(op, static_key, args, new_aux, NDArray)
     return _wrap(op, static_key, res, node_fn, out, NDArray, args)
+
+
+# MXNet's legacy ops whose inputs share one dtype (its ElemwiseType inference): a mix
+# raises there, where jax would promote (float32 + float64 -> float64) silently.
+# ``mx.np`` promotes as NumPy does and does not call this.
+_SAME_DTYPE_OPS = frozenset(
+    {"FullyConnected", "Convolution", "Deconvolution", "dot", "batch_dot", "Concat",
+     "stack", "add_n", "_linalg_gemm", "_linalg_gemm2"}
+)  # fmt: skip
+_SAME_DTYPE = LRU(4096, "ops whose inputs share one dtype")
+
+
+def _same_dtype_op(op):
+    hit = _SAME_DTYPE.get(op)
+    if hit is None:
+        hit = op.name in _SAME_DTYPE_OPS or (
+            op.bucket in ("map", "broadcast") and not op.variadic and op.name != "where"
+        )
+        _SAME_DTYPE.put(op, hit)
+    return hit
+
+
+def check_same_dtype(op, args):
+    """Raise ``DTypeError`` when ``op`` (an ``nd`` call) mixes input dtypes that MXNet's
+    type inference refuses; Python scalars and None are not inputs here."""
+    first = None
+    for a in args:
+        dt = getattr(a, "dtype", None)
+        if dt is None or not hasattr(a, "shape"):
+            continue
+        if first is None:
+            first = dt
+        elif dt != first:
+            if not _same_dtype_op(op):
+                return
+            shown = [str(getattr(b, "dtype", type(b).__name__)) for b in args]
+            raise DTypeError(
+                f"{op.name}: its inputs must have one dtype (as in MXNet), got {shown}; "
+                f"cast one of them first (x.astype('{first}')), or use mx.np, which "
+                f"promotes as NumPy does"
+            )
 
 
 def check_write(arr, what):

@@ -17,7 +17,7 @@ from .._tape import state as _tape
 from ..base import ArgumentTypeError, InvalidArgumentError, MXNetError
 from ..context import context_of
 from ._invoke import _CLS as _invoke_cls
-from ._invoke import check_write, invoke
+from ._invoke import check_same_dtype, check_write, invoke
 
 __all__ = ["NDArray", "TruthValueError"]
 
@@ -72,6 +72,8 @@ def _binary(name, scalar_name, rscalar_name=None):
 
     def fwd(self, other):
         if isinstance(other, NDArray):
+            if other.dtype != self.dtype:
+                check_same_dtype(bop, (self, other))
             return invoke(bop, (self, other), {})
         if isinstance(other, (int, float, np.number, bool)):
             return invoke(sop, (self,), {"scalar": other})
