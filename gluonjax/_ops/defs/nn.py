@@ -255,7 +255,8 @@ def embedding(data, weight, *, input_dim, output_dim, dtype, sparse_grad):
 
     In eager mode an index outside ``[0, input_dim)`` raises ``IndexError`` (MXNet 1.9.1
     clips silently there); inside a traced (hybridized) program and a bound executor
-    indices are clipped, as in MXNet (whose bucketing iterators pad with -1). ``weight`` must have shape ``(input_dim, output_dim)``."""
+    indices are clipped, as in MXNet (whose bucketing iterators pad with -1).
+    ``weight`` must have shape ``(input_dim, output_dim)``."""
     if tuple(weight.shape) != (input_dim, output_dim):
         raise ValueError(
             f"weight has shape {tuple(weight.shape)} but input_dim={input_dim}, "
