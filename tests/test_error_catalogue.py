@@ -807,3 +807,26 @@ def test_mixed_dtypes_stay_allowed_where_mxnet_allows_them():
     assert mx.nd.where(mx.nd.ones((2, 3)), x, x).dtype == np.float64  # cond of another
     # mx.np promotes as NumPy does
     assert (mx.np.ones((2,)) + mx.np.ones((2,), dtype="float64")).dtype == np.float64
+
+
+class _AddTwo(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, a, b):
+        return a + b
+
+
+def test_hybridized_block_refuses_python_numbers_and_mixed_contexts():
+    """MXNet 1.9.1 raises ``ValueError`` for both; without hybridize() a number is fine."""
+    plain = _AddTwo()
+    np.testing.assert_array_equal(plain(mx.nd.ones((3,)), 1).asnumpy(), [2.0, 2.0, 2.0])
+    net = _AddTwo()
+    net.hybridize()
+    with raises(base.BlockInputError, ValueError, "_AddTwo", "Python number", "['NDArray', 'int']"):
+        net(mx.nd.ones((3,)), 1)
+    net = _AddTwo()
+    net.hybridize()
+    with raises(base.BlockInputError, ValueError, "different contexts", "cpu(1)", "cpu(2)"):
+        net(mx.nd.ones((3,), ctx=mx.cpu(1)), mx.nd.ones((3,), ctx=mx.cpu(2)))
+    net = _AddTwo()
+    net.hybridize()  # cpu_pinned is CPU memory: it mixes with cpu, as in MXNet
+    out = net(mx.nd.ones((3,), ctx=mx.cpu_pinned(0)), mx.nd.ones((3,)))
+    np.testing.assert_array_equal(out.asnumpy(), [2.0, 2.0, 2.0])

@@ -60,6 +60,45 @@ def _walk_input(block, a, i, kinds):
     elif isinstance(a, (list, tuple)):
         for v in a:
             _walk_input(block, v, i, kinds)
+    elif isinstance(a, (int, float, complex, np.number)):
+        kinds.add("scalar")
+
+
+def check_hybrid_inputs(block, args):
+    """:func:`check_inputs`, and no Python number among the inputs of a hybridized
+    block: its graph has array inputs only (MXNet raises ``ValueError``)."""
+    kinds = set()
+    for i, a in enumerate(args):
+        _walk_input(block, a, i, kinds)
+    if "scalar" in kinds:
+        shown = [type(a).__name__ for a in args]
+        raise BlockInputError(
+            f"{_who(block)} is hybridized and was called with a Python number among its "
+            f"inputs ({shown}); a hybridized block takes NDArrays only: pass "
+            f"mx.nd.array([value]), make the number an attribute of the block, or call it "
+            f"without hybridize()."
+        )
+    check_inputs(block, args)
+    ctxs = {_ctx_key(a) for a in _leaves(args) if isinstance(a, NDArray)}
+    if len(ctxs) > 1:
+        raise BlockInputError(
+            f"{_who(block)} is hybridized and was called with inputs on different contexts "
+            f"{sorted(ctxs)}; move them to one first (x.as_in_context(ctx))."
+        )
+
+
+def _leaves(args):
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            yield from _leaves(a)
+        else:
+            yield a
+
+
+def _ctx_key(a):
+    c = a.context
+    # cpu_pinned memory is CPU memory: MXNet lets it mix with cpu
+    return f"{'cpu' if c.device_type == 'cpu_pinned' else c.device_type}({c.device_id})"
 
 
 def _bad_leaf(out, top=True):

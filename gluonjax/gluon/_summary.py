@@ -33,12 +33,16 @@ def summary(block, *inputs):
 
     if getattr(block, "_active", False):
         raise SummaryError("summary() needs a non-hybridized block: call it before hybridize()")
+    old = PROCESS.auto_jit
     if any(p._data is None for p in block._all_params()):
-        with _ag.pause(train_mode=False):
-            if hasattr(block, "_deferred_init"):
-                block._deferred_init(list(inputs))
-            else:
+        # one plain call gives deferred parameters their shapes (through each block's own
+        # __call__: an RNN layer infers its input size there), before the hooks count
+        PROCESS.auto_jit = False
+        try:
+            with _ag.pause(train_mode=False):
                 block(*inputs)
+        finally:
+            PROCESS.auto_jit = old
     rows, handles, seen_params, counter = [], [], {}, [0]
 
     def hook(b, _inputs, out):
@@ -49,7 +53,6 @@ def summary(block, *inputs):
         rows.append((f"{type(b).__name__}-{counter[0]}", _shape_of(out), _count(own)))
 
     block.apply(lambda b: handles.append(b.register_forward_hook(hook)))
-    old = PROCESS.auto_jit
     PROCESS.auto_jit = False
     try:
         with _ag.pause(train_mode=False):

@@ -234,7 +234,7 @@ class HybridBlock(Block):
         return type(self).forward is not HybridBlock.forward
 
     def _build(self, args):
-        _fc.check_inputs(self, args)
+        _fc.check_hybrid_inputs(self, args)
         args = [to_ndarray(a) for a in args]
         if any(p._data is None for p in self._all_params()):
             self._deferred_init(args)
@@ -285,14 +285,15 @@ class HybridBlock(Block):
 
     def _infer_shapes_symbolically(self, args):
         sym = _sym()
-        if any(not isinstance(a, NDArray) for a in args) or self._gluon2_style():
+        flat, fmt = _flatten_inputs(args)  # (an RNN layer's begin state is a list)
+        if any(not isinstance(a, NDArray) for a in flat) or self._gluon2_style():
             raise MXNetError("symbolic shape inference needs NDArray inputs and hybrid_forward")
-        names = ["data"] if len(args) == 1 else [f"data{i}" for i in range(len(args))]
-        inputs = [sym.var(n) for n in names]
-        out = self.forward(*inputs)
+        names = ["data"] if len(flat) == 1 else [f"data{i}" for i in range(len(flat))]
+        out = self.forward(*_regroup_inputs([sym.var(n) for n in names], fmt))
         outs = out if isinstance(out, (list, tuple)) else [out]
         grouped = sym.Group(_flatten_inputs(outs)[0])  # a cell returns (output, [states])
-        shapes = {n: a.shape for n, a in zip(names, args)}
+        used = set(grouped.list_arguments())  # (a layer may make its own state inputs)
+        shapes = {n: a.shape for n, a in zip(names, flat) if n in used}
         arg_s, _, aux_s = grouped.infer_shape_partial(**shapes)
         found = dict(zip(grouped.list_arguments(), arg_s))
         found.update(zip(grouped.list_auxiliary_states(), aux_s))

@@ -356,3 +356,14 @@ def test_gluon_block_module_exports_hybrid_and_symbol_block():
 
     assert HybridBlock is mx.gluon.HybridBlock and SymbolBlock is mx.gluon.SymbolBlock
     assert issubclass(HybridBlock, Block)
+
+
+def test_summary_of_a_deferred_rnn_layer_with_begin_state(capsys):
+    """MXNet's test_summary: an LSTM whose input size is deferred, called with its begin
+    state; the counts are the LSTM's (4*30*(5+30) weights, 2*4*30 biases)."""
+    net = mx.gluon.rnn.LSTM(30)
+    net.initialize()
+    net.summary(mx.nd.ones((80, 32, 5)), net.begin_state(32))
+    text = capsys.readouterr().out
+    assert "LSTM-1" in text and "(80, 32, 30)" in text
+    assert f"Total params: {4 * 30 * (5 + 30) + 2 * 4 * 30}" in text
