@@ -5,6 +5,7 @@ from .base_module import BaseModule
 from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
 from .module import Module
+from .python_module import PythonLossModule, PythonModule
 from .sequential_module import SequentialModule
 
 __all__ = [
@@ -12,6 +13,8 @@ __all__ = [
     "Module",
     "BucketingModule",
     "SequentialModule",
+    "PythonModule",
+    "PythonLossModule",
     "DataParallelExecutorGroup",
     "executor_group",
 ]
