@@ -830,3 +830,18 @@ def test_hybridized_block_refuses_python_numbers_and_mixed_contexts():
     net.hybridize()  # cpu_pinned is CPU memory: it mixes with cpu, as in MXNet
     out = net(mx.nd.ones((3,), ctx=mx.cpu_pinned(0)), mx.nd.ones((3,)))
     np.testing.assert_array_equal(out.asnumpy(), [2.0, 2.0, 2.0])
+
+
+def test_mixed_dtypes_in_a_symbol_graph_refused_as_mxnet():
+    """MXNet 1.9.1's infer_type, simple_bind and bind refuse a float64 weight for float32
+    data (``Incompatible attr``); the message names the node and each input's dtype."""
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+    with raises(base.DTypeError, TypeError, "'fc'", "'data': 'float32'", "'weight': 'float64'"):
+        fc.infer_type(data="float32", fc_weight="float64")
+    with raises(base.DTypeError, TypeError, "'fc'"):
+        fc.simple_bind(mx.cpu(), data=(2, 4), type_dict={"data": "float32", "fc_weight": "float64"})
+    add = mx.sym.var("a") + mx.sym.var("b")
+    with raises(base.DTypeError, TypeError, "float32", "float64"):
+        add.bind(mx.cpu(), {"a": mx.nd.ones(2), "b": mx.nd.ones(2, dtype="float64")})
+    out = add.bind(mx.cpu(), {"a": mx.nd.ones(2), "b": mx.nd.ones(2)}).forward()[0]
+    assert out.dtype == np.float32

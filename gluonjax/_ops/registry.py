@@ -259,6 +259,26 @@ class Op:
         )
 
 
+# MXNet's legacy ops whose inputs share one dtype (its ElemwiseType inference): a mix
+# raises there (nd calls, symbol type inference), where jax would promote silently.
+# ``mx.np`` promotes as NumPy does and does not ask.
+_SAME_DTYPE_OPS = frozenset(
+    {"FullyConnected", "Convolution", "Deconvolution", "dot", "batch_dot", "Concat",
+     "stack", "add_n", "_linalg_gemm", "_linalg_gemm2"}
+)  # fmt: skip
+_SAME_DTYPE = {}
+
+
+def same_dtype_inputs(op):
+    """Whether MXNet's type inference makes every input of ``op`` one dtype."""
+    hit = _SAME_DTYPE.get(op.name)
+    if hit is None:
+        hit = _SAME_DTYPE[op.name] = op.name in _SAME_DTYPE_OPS or (
+            op.bucket in ("map", "broadcast") and not op.variadic and op.name != "where"
+        )
+    return hit
+
+
 # Python's own message for a call with too many or too few arguments
 _ARITY = re.compile(
     r"^[\w.<>]+\(\) (?=missing \d+ required|takes \d+ positional|got an unexpected)"

@@ -15,6 +15,7 @@ from .. import _rng as _random
 from .._caches import LRU
 from .._ops import buckets as _buckets
 from .._ops import hostcall as _hostcall
+from .._ops import registry as _reg
 from .._tape import sizeclass as _sizeclass
 from .._tape.node import (
     Kind,
@@ -85,26 +86,6 @@ def invoke(op, args, kwargs, out=None):
     return _wrap(op, static_key, res, node_fn, out, NDArray, args)
 
 
-# MXNet's legacy ops whose inputs share one dtype (its ElemwiseType inference): a mix
-# raises there, where jax would promote (float32 + float64 -> float64) silently.
-# ``mx.np`` promotes as NumPy does and does not call this.
-_SAME_DTYPE_OPS = frozenset(
-    {"FullyConnected", "Convolution", "Deconvolution", "dot", "batch_dot", "Concat",
-     "stack", "add_n", "_linalg_gemm", "_linalg_gemm2"}
-)  # fmt: skip
-_SAME_DTYPE = LRU(4096, "ops whose inputs share one dtype")
-
-
-def _same_dtype_op(op):
-    hit = _SAME_DTYPE.get(op)
-    if hit is None:
-        hit = op.name in _SAME_DTYPE_OPS or (
-            op.bucket in ("map", "broadcast") and not op.variadic and op.name != "where"
-        )
-        _SAME_DTYPE.put(op, hit)
-    return hit
-
-
 def check_same_dtype(op, args):
     """Raise ``DTypeError`` when ``op`` (an ``nd`` call) mixes input dtypes that MXNet's
     type inference refuses; Python scalars and None are not inputs here."""
@@ -116,7 +97,7 @@ def check_same_dtype(op, args):
         if first is None:
             first = dt
         elif dt != first:
-            if not _same_dtype_op(op):
+            if not _reg.same_dtype_inputs(op):
                 return
             shown = [str(getattr(b, "dtype", type(b).__name__)) for b in args]
             raise DTypeError(

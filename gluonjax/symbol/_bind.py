@@ -142,6 +142,22 @@ def _arrays(names, given, what, required):
     return out
 
 
+def _check_dtypes(sym, arg_names, arg_arrays, aux_names, aux_arrays):
+    """Refuse arrays whose dtypes MXNet's type inference refuses (a float64 weight for
+    float32 data): jax would promote them silently."""
+    from ..base import DTypeError
+    from ._infer_graph import infer_dtypes
+
+    given = {n: a.dtype for n, a in zip(arg_names, arg_arrays, strict=False) if a is not None}
+    given.update((n, a.dtype) for n, a in zip(aux_names, aux_arrays, strict=False) if a is not None)
+    try:
+        infer_dtypes(sym, given)
+    except DTypeError:
+        raise
+    except Exception:  # noqa: BLE001 - inference gaps are the executor's to report
+        return
+
+
 def bind(
     self,
     ctx,
@@ -176,6 +192,7 @@ def bind(
     arg_arrays = _arrays(arg_names, args, "args", True)
     grad_arrays = _arrays(arg_names, args_grad, "args_grad", False)
     aux_arrays = _arrays(aux_names, aux_states, "aux_states", True)
+    _check_dtypes(self, arg_names, arg_arrays, aux_names, aux_arrays)
     reqs = _grad_reqs(self, grad_req)
     check_differentiable(
         self, {n: r for (n, r), g in zip(reqs.items(), grad_arrays, strict=False) if g is not None}

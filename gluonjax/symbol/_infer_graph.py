@@ -26,9 +26,9 @@ import numpy as np
 
 from .._caches import LRU
 from .._ops.graph import topo
-from .._ops.registry import dtype_of
+from .._ops.registry import dtype_of, same_dtype_inputs
 from .._ops.shape_rules import ShapeConflict, is_known, merge, rule_for
-from ..base import MXNetError
+from ..base import DTypeError, MXNetError
 
 __all__ = ["ShapeInferenceError", "infer_shapes", "infer_dtypes", "is_known"]
 
@@ -296,6 +296,15 @@ def infer_dtypes(sym, var_dtypes):
         for (src, _), e, n in zip(node.inputs, ins, names, strict=False):
             if dtypes.get(e) is None and src.op is None:
                 dtypes[e] = _in_dtype(op, attrs, n, ref)
+        if len(ins) > 1 and same_dtype_inputs(op):
+            known = [dtypes.get(e) for e in ins]
+            if len({d for d in known if d is not None}) > 1:
+                shown = {n: None if d is None else np.dtype(d).name for n, d in zip(names, known)}
+                raise DTypeError(
+                    f"type inference failed at node '{node.name}' ({op.name}): its inputs must "
+                    f"have one dtype (as in MXNet), got {shown}; cast one of them "
+                    f"(sym.Cast(x, dtype=...)) or give the variables one dtype"
+                )
         out = _out_dtype(op, node, attrs, ref)
         for i in range(node.num_outputs):
             dtypes[(id(node), i)] = out
