@@ -79,7 +79,9 @@ def check_hybrid_inputs(block, args):
             f"without hybridize()."
         )
     check_inputs(block, args)
-    ctxs = {_ctx_key(a) for a in _leaves(args) if isinstance(a, NDArray)}
+    # only contexts an array was placed on (``_ctx``): reading a deferred array's device
+    # would run the work the training step defers
+    ctxs = {_ctx_key(a._ctx) for a in _leaves(args) if getattr(a, "_ctx", None) is not None}
     if len(ctxs) > 1:
         raise BlockInputError(
             f"{_who(block)} is hybridized and was called with inputs on different contexts "
@@ -95,8 +97,7 @@ def _leaves(args):
             yield a
 
 
-def _ctx_key(a):
-    c = a.context
+def _ctx_key(c):
     # cpu_pinned memory is CPU memory: MXNet lets it mix with cpu
     return f"{'cpu' if c.device_type == 'cpu_pinned' else c.device_type}({c.device_id})"
 

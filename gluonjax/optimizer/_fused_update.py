@@ -33,7 +33,7 @@ def make_update(o, n):
             # float32 values (MXNet's C floats) in the weight's precision: a float64
             # weight's ``lr*wd`` is a float64 product, as MXNet's kernel computes it
             hp = jnp.promote_types(ws[k].dtype, jnp.float32)
-            lr, wd = lrs[k].astype(hp), wds[k].astype(hp)
+            lr, wd = jnp.asarray(lrs[k], hp), jnp.asarray(wds[k], hp)
             w, s = o.step(ws[k], g, states[k], lr, wd, t, sub)
             new_w.append(w.astype(ws[k].dtype))
             new_s.append(s)
