@@ -1,0 +1,271 @@
+"""Each converter against ONNX Runtime: gluonjax's eager op is the reference (ORT's
+kernels are independent code), at opsets 12, 13 and the newest onnx knows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx_common import OPSETS, export_op
+
+import gluonjax as mx
+
+R = np.random.RandomState(0)
+
+
+def _x(*shape, lo=-2.0, hi=2.0, dtype="float32"):
+    return mx.nd.array(R.uniform(lo, hi, size=shape), dtype=dtype)
+
+
+X = _x(2, 3, 5, 5)
+V = _x(3, 4)
+POS = _x(3, 4, lo=0.1, hi=3.0)
+W = _x(4, 3, 3, 3)
+B = _x(4)
+
+CASES = {
+    "Convolution": (
+        lambda F, x, w, b: F.Convolution(
+            x, w, b, kernel=(3, 3), num_filter=4, pad=(1, 1), stride=(2, 1), dilate=(1, 2)
+        ),
+        [X, W, B],
+    ),
+    "Convolution_group_nobias": (
+        lambda F, x, w: F.Convolution(x, w, kernel=(1, 1), num_filter=3, num_group=3, no_bias=True),
+        [X, _x(3, 1, 1, 1)],
+    ),
+    "Convolution1D": (
+        lambda F, x, w: F.Convolution(x, w, kernel=(3,), num_filter=2, no_bias=True, pad=(1,)),
+        [_x(2, 3, 7), _x(2, 3, 3)],
+    ),
+    "Deconvolution": (
+        lambda F, x, w: F.Deconvolution(
+            x, w, kernel=(3, 3), num_filter=2, stride=(2, 2), pad=(1, 1), adj=(1, 1)
+        ),
+        [X, _x(3, 2, 3, 3)],
+    ),
+    "FullyConnected": (
+        lambda F, x, w, b: F.FullyConnected(x, w, b, num_hidden=4),
+        [X, _x(4, 75), B],
+    ),
+    "FullyConnected_noflatten": (
+        lambda F, x, w: F.FullyConnected(x, w, num_hidden=2, no_bias=True, flatten=False),
+        [X, _x(2, 5)],
+    ),
+    "relu": (lambda F, x: F.relu(x), [X]),
+    "Activation": (
+        lambda F, x: [
+            F.Activation(x, act_type=t)
+            for t in ("relu", "sigmoid", "tanh", "softrelu", "softsign", "log_sigmoid", "mish")
+        ],
+        [X],
+    ),
+    "LeakyReLU": (
+        lambda F, x: [
+            F.LeakyReLU(x, act_type=t, slope=0.3) for t in ("leaky", "elu", "selu", "gelu")
+        ],
+        [X],
+    ),
+    "LeakyReLU_prelu": (lambda F, x, g: F.LeakyReLU(x, g, act_type="prelu"), [X, _x(3)]),
+    "BatchNorm": (
+        lambda F, x, g, b, m, v: [
+            F.BatchNorm(x, g, b, m, v, fix_gamma=False, eps=1e-3),
+            F.BatchNorm(x, g, b, m, v, fix_gamma=True),
+        ],
+        [X, _x(3), _x(3), _x(3), _x(3, lo=0.5, hi=2.0)],
+    ),
+    "Pooling_full_padded": (
+        lambda F, x: F.Pooling(
+            x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg", pooling_convention="full"
+        ),
+        [_x(1, 2, 6, 6)],
+    ),
+    "Pooling": (
+        lambda F, x: [
+            F.Pooling(x, kernel=(2, 2), pool_type="max"),
+            F.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max", pooling_convention="full"),
+            F.Pooling(x, kernel=(3, 3), pad=(1, 1), pool_type="avg"),
+            F.Pooling(x, kernel=(3, 3), pad=(1, 1), pool_type="avg", count_include_pad=False),
+            F.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="avg", pooling_convention="full"),
+            F.Pooling(x, global_pool=True, pool_type="avg"),
+            F.Pooling(x, global_pool=True, pool_type="max"),
+        ],
+        [X],
+    ),
+    "Flatten_Concat": (lambda F, x, y: F.Concat(F.Flatten(x), y, dim=1), [X, _x(2, 4)]),
+    "binary": (
+        lambda F, a, b: [
+            a + b,
+            a - b,
+            a * b,
+            a / b,
+            F.broadcast_add(a, F.slice_axis(b, axis=0, begin=0, end=1)),
+            F.broadcast_mul(a, F.slice_axis(b, axis=0, begin=0, end=1)),
+            F.broadcast_sub(a, b),
+            F.broadcast_div(a, b),
+            F.broadcast_maximum(a, b),
+            F.broadcast_minimum(a, b),
+            F.elemwise_add(a, b),
+            F.broadcast_greater(a, b),
+            F.broadcast_equal(a, a),
+        ],
+        [V, POS],
+    ),
+    "scalar": (
+        lambda F, a: [
+            a + 2,
+            a - 2,
+            2 - a,
+            a * 3,
+            a / 4,
+            4 / a,
+            a**2,
+            2**a,
+            F.maximum(a, 1),
+            F.minimum(a, 1),
+            a > 0.5,
+            a <= 1,
+        ],
+        [POS],
+    ),
+    "Dropout": (lambda F, x: F.Dropout(x, p=0.5), [X]),
+    "softmax": (
+        lambda F, x: [
+            F.softmax(x),
+            F.softmax(x, axis=1),
+            F.log_softmax(x, axis=0),
+            F.softmax(x, temperature=2.0),
+        ],
+        [_x(2, 3, 4)],
+    ),
+    "SoftmaxOutput": (
+        lambda F, x, label: F.SoftmaxOutput(x, label),
+        [_x(3, 2, 2), mx.nd.array([0, 1, 2])],
+    ),
+    "SoftmaxOutput_multi": (
+        lambda F, x, label: F.SoftmaxOutput(x, label, multi_output=True),
+        [_x(3, 2, 2), mx.nd.zeros((3, 2))],
+    ),
+    "Reshape": (
+        lambda F, x: [
+            F.reshape(x, shape=(0, -1)),
+            F.reshape(x, shape=(-1, 5)),
+            F.reshape(x, shape=(-3, -2)),
+            F.reshape(x, shape=(0, -4, 1, 3, 0, 0)),
+            F.reshape(x, shape=(-2, 1)),
+        ],
+        [X],
+    ),
+    "transpose": (lambda F, x: [F.transpose(x), F.transpose(x, axes=(0, 2, 3, 1))], [X]),
+    "clip_Cast": (lambda F, x: [F.clip(x, -1, 0.5), F.Cast(x, dtype="int32")], [X]),
+    "reduce": (
+        lambda F, x: [
+            F.mean(x, axis=1),
+            F.sum(x, axis=(1, 2), keepdims=True),
+            F.max(x),
+            F.min(x, axis=-1),
+            F.sum(x, axis=1, exclude=True),
+            F.prod(x, axis=0),
+        ],
+        [_x(2, 3, 4, lo=0.5, hi=1.5)],
+    ),
+    "slice_axis_expand_squeeze": (
+        lambda F, x: [
+            F.slice_axis(x, axis=1, begin=1, end=None),
+            F.slice_axis(x, axis=-1, begin=0, end=-2),
+            F.expand_dims(x, axis=1),
+            F.squeeze(F.expand_dims(x, axis=2), axis=2),
+            F.slice(x, begin=(None, 1), end=(2, None), step=(1, 2)),
+        ],
+        [X],
+    ),
+    "unary": (
+        lambda F, x: [
+            F.exp(x),
+            F.log(F.abs(x) + 1),
+            F.sqrt(F.abs(x)),
+            F.abs(x),
+            F.negative(x),
+            F.identity(x),
+            F.square(x),
+            F.sin(x),
+            F.floor(x),
+            F.ceil(x),
+            F.round(x),
+            F.erf(x),
+            F.BlockGrad(x),
+            F.reciprocal(F.abs(x) + 1),
+            F.sign(x),
+        ],
+        [_x(3, 4, lo=-3.0, hi=3.0)],
+    ),
+    "add_n_stack_split": (
+        lambda F, a, b: [
+            F.add_n(a, b, a),
+            F.stack(a, b, axis=1),
+            *F.split(a, num_outputs=2, axis=1),
+            *F.split(a, num_outputs=4, axis=1, squeeze_axis=True),
+        ],
+        [V, V * 2],
+    ),
+}
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_op_matches_onnxruntime(case, opset, tmp_path):
+    fn, inputs = CASES[case]
+    _, got = export_op(tmp_path, fn, inputs, opset=opset, name=case)
+    want = fn(mx.nd, *inputs)
+    want = want if isinstance(want, (list, tuple)) else [want]
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        w = w.asnumpy()
+        assert g.dtype == w.dtype, (case, i)
+        assert g.shape == w.shape, (case, i, g.shape, w.shape)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{case} output {i}")
+
+
+def test_every_case_op_has_a_converter():
+    support = set(mx.onnx.get_operator_support())
+    for name in (
+        "Convolution",
+        "Deconvolution",
+        "FullyConnected",
+        "Activation",
+        "LeakyReLU",
+        "BatchNorm",
+        "Pooling",
+        "Flatten",
+        "flatten",
+        "Concat",
+        "concat",
+        "elemwise_add",
+        "_plus",
+        "broadcast_add",
+        "_plus_scalar",
+        "Dropout",
+        "softmax",
+        "log_softmax",
+        "SoftmaxOutput",
+        "Reshape",
+        "reshape",
+        "transpose",
+        "clip",
+        "Cast",
+        "mean",
+        "sum",
+        "sum_axis",
+        "max",
+        "min",
+        "slice_axis",
+        "expand_dims",
+        "squeeze",
+        "_copy",
+        "identity",
+        "exp",
+        "log",
+        "sqrt",
+        "abs",
+        "negative",
+    ):
+        assert name in support, name
