@@ -57,7 +57,7 @@ def lookup(op_name):
 
 
 def _load():
-    from . import _conv_math, _conv_nn, _conv_shape  # noqa: F401  (they fill CONVERTERS)
+    from . import _conv_math, _conv_more, _conv_nn, _conv_shape  # noqa: F401  (fill CONVERTERS)
 
 
 def newest_opset():

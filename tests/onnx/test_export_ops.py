@@ -207,6 +207,97 @@ CASES = {
         ],
         [V, V * 2],
     ),
+    "logic": (
+        lambda F, a, b: [
+            F.broadcast_logical_and(a, b),
+            F.broadcast_logical_or(a, b),
+            F.broadcast_logical_xor(a, b),
+            F.logical_not(a),
+            F._internal._logical_and_scalar(a, scalar=1),
+        ],
+        [mx.nd.array([[0, 1, 2], [1, 0, 0]]), mx.nd.array([[1, 1, 0], [0, 0, 3]])],
+    ),
+    "hard_sigmoid_log2_log10": (
+        lambda F, x: [F.hard_sigmoid(x), F.log2(F.abs(x) + 1), F.log10(F.abs(x) + 1)],
+        [X],
+    ),
+    "broadcast_tile_where": (
+        lambda F, x, y: [
+            F.broadcast_to(F.slice_axis(x, axis=0, begin=0, end=1), shape=(3, 4)),
+            F.broadcast_like(F.slice_axis(x, axis=1, begin=0, end=1), y),
+            F.tile(x, reps=(2, 1)),
+            F.tile(x, reps=(2, 1, 2)),
+            F.tile(x, reps=(3,)),
+            F.where(x > 0, x, y),
+        ],
+        [V, POS],
+    ),
+    "dot": (
+        lambda F, a, b, c, d: [
+            F.dot(a, b),
+            F.dot(a, a, transpose_b=True),
+            F.dot(b, b, transpose_a=True),
+            F.batch_dot(c, d),
+            F.batch_dot(c, c, transpose_b=True),
+            F.dot(c, b),
+        ],
+        [V, _x(4, 2), _x(2, 3, 4), _x(2, 4, 5)],
+    ),
+    # graph inputs are in graph order (as in MXNet): here the indices come first
+    "indexing": (
+        lambda F, i, w, j: [
+            F.Embedding(i, w, input_dim=3, output_dim=4),
+            F.take(w, j),
+            F.take(w, j, axis=1, mode="wrap"),
+            F.one_hot(j, depth=5),
+            F.argmax(w, axis=1),
+            F.argmin(w),
+            F.shape_array(w),
+            F.size_array(w),
+            F.SwapAxis(w, dim1=0, dim2=1),
+            F.reverse(w, axis=(0, 1)),
+        ],
+        [mx.nd.array([[0, 2], [1, 0]]), V, mx.nd.array([[0, 2], [4, -1]])],
+    ),
+    "creation_norm_pad": (
+        lambda F, x: [
+            F.zeros((2, 3)),
+            F.ones((1, 2), dtype="int32"),
+            F.full((2,), 3.5),
+            F.norm(x),
+            F.norm(x, ord=1, axis=1, keepdims=True),
+            F.pad(x, mode="constant", pad_width=(0, 0, 0, 0, 1, 2, 2, 1), constant_value=0.5),
+            F.pad(x, mode="edge", pad_width=(0, 0, 0, 0, 1, 1, 1, 1)),
+            F.pad(x, mode="reflect", pad_width=(0, 0, 0, 0, 1, 1, 1, 1)),
+        ],
+        [X],
+    ),
+    "normalization": (
+        lambda F, x, g, b: [
+            F.L2Normalization(x),
+            F.L2Normalization(x, mode="channel"),
+            F.L2Normalization(x, mode="spatial"),
+            F.InstanceNorm(x, g, b),
+            F.LayerNorm(x, F.ones((5,)), F.zeros((5,))),
+            F.LayerNorm(x, g, b, axis=1),
+        ],
+        [X, _x(3), _x(3)],
+    ),
+    "regression_outputs": (
+        lambda F, x, label: [
+            F.LogisticRegressionOutput(x, label),
+            F.LinearRegressionOutput(x, label),
+        ],
+        [V, mx.nd.zeros((3, 4))],
+    ),
+    "depth_space_upsampling": (
+        lambda F, x: [
+            F.depth_to_space(x, block_size=2),
+            F.space_to_depth(x, block_size=2),
+            F.UpSampling(x, scale=2, sample_type="nearest"),
+        ],
+        [_x(1, 4, 2, 4)],
+    ),
 }
 
 

@@ -13,7 +13,7 @@ import tempfile
 
 from ...onnx import export_model
 from ...onnx._errors import ONNXImportError, require_onnx
-from . import _import_ops  # noqa: F401  (fills IMPORTERS)
+from . import _import_ops, _import_shape  # noqa: F401  (they fill IMPORTERS)
 from ._import import IMPORTERS, Graph
 from ._load import load_model
 
