@@ -13,7 +13,7 @@ import tempfile
 
 from ...onnx import export_model
 from ...onnx._errors import ONNXImportError, require_onnx
-from . import _import_ops, _import_shape  # noqa: F401  (they fill IMPORTERS)
+from . import _import_more, _import_ops, _import_shape  # noqa: F401  (fill IMPORTERS)
 from ._import import IMPORTERS, Graph
 from ._load import load_model
 
@@ -105,6 +105,8 @@ def import_to_gluon(model_file, ctx=None):
     net = SymbolBlock(sym, [S.var(n) for n in names])
     saved = {f"arg:{k}": v for k, v in arg.items()}
     saved.update({f"aux:{k}": v for k, v in aux.items()})
+    if not saved:
+        return net
     with tempfile.TemporaryDirectory(prefix="gluonjax-onnx-") as tmp:
         path = os.path.join(tmp, "model.params")
         nd.save(path, saved)

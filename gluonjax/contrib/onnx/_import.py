@@ -33,7 +33,8 @@ class Graph:
         graph = model.graph
         self.graph = graph
         self.consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-        self.ranks = {}
+        self.ranks, self.shapes = {}, {}
+        self.shape_of = {}  # output of a Shape node -> the tensor it measures
         try:
             inferred = onnx.shape_inference.infer_shapes(model)
             for vi in (
@@ -42,7 +43,10 @@ class Graph:
                 + list(inferred.graph.output)
             ):
                 if vi.type.tensor_type.HasField("shape"):
-                    self.ranks[vi.name] = len(vi.type.tensor_type.shape.dim)
+                    dims = vi.type.tensor_type.shape.dim
+                    self.ranks[vi.name] = len(dims)
+                    if all(d.HasField("dim_value") for d in dims):
+                        self.shapes[vi.name] = tuple(d.dim_value for d in dims)
         except Exception:  # ranks unknown: importers that need one say so
             pass
         self.syms = {}
@@ -57,6 +61,14 @@ class Graph:
     def const(self, name):
         """The value of a constant tensor (initializer or Constant output), else None."""
         return self.consts.get(name)
+
+    def need_shape(self, name, what):
+        """The static shape of a tensor: a constant's, or ONNX shape inference's."""
+        if name in self.consts:
+            return self.consts[name].shape
+        if name in self.shapes:
+            return self.shapes[name]
+        raise self.fail(f"{what} ('{name}') needs a static shape")
 
     def need_const(self, name, what):
         value = self.const(name)

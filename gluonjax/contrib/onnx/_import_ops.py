@@ -32,9 +32,9 @@ def _spatial(g, node, attrs):
 @importer("Conv")
 def conv(g, node):
     a = g.attrs(node)
-    w = g.need_const(node.input[1], "the weight")
+    w = g.need_shape(node.input[1], "the weight")
     if "kernel_shape" not in a:
-        a["kernel_shape"] = list(w.shape[2:])
+        a["kernel_shape"] = list(w[2:])
     kw, n = _spatial(g, node, a)
     has_bias = len(node.input) > 2 and node.input[2]
     return S.Convolution(
@@ -42,7 +42,7 @@ def conv(g, node):
         g.sym(node.input[1]),
         g.sym(node.input[2]) if has_bias else None,
         dilate=tuple(a.get("dilations", [1] * n)),
-        num_filter=int(w.shape[0]),
+        num_filter=int(w[0]),
         num_group=int(a.get("group", 1)),
         no_bias=not has_bias,
         name=_name(node),
@@ -53,9 +53,9 @@ def conv(g, node):
 @importer("ConvTranspose")
 def conv_transpose(g, node):
     a = g.attrs(node)
-    w = g.need_const(node.input[1], "the weight")
+    w = g.need_shape(node.input[1], "the weight")
     if "kernel_shape" not in a:
-        a["kernel_shape"] = list(w.shape[2:])
+        a["kernel_shape"] = list(w[2:])
     if "output_shape" in a:
         raise g.fail("output_shape (give pads and output_padding)")
     kw, n = _spatial(g, node, a)
@@ -67,7 +67,7 @@ def conv_transpose(g, node):
         g.sym(node.input[2]) if has_bias else None,
         dilate=tuple(a.get("dilations", [1] * n)),
         adj=tuple(a.get("output_padding", [0] * n)),
-        num_filter=int(w.shape[1]) * group,
+        num_filter=int(w[1]) * group,
         num_group=group,
         no_bias=not has_bias,
         name=_name(node),
@@ -82,15 +82,12 @@ def gemm(g, node):
         raise g.fail("Gemm with transA, alpha or beta other than 0, 1, 1")
     x, w = g.sym(node.input[0]), g.sym(node.input[1])
     has_bias = len(node.input) > 2 and node.input[2]
+    wshape = g.need_shape(node.input[1], "the weight")
     if not a.get("transB", 0):
         w = S.transpose(w)
-        wv = g.need_const(node.input[1], "the weight")
-        hidden = wv.shape[1]
+        hidden = wshape[1]
     else:
-        wv = g.const(node.input[1])
-        hidden = wv.shape[0] if wv is not None else None
-    if hidden is None:
-        raise g.fail("the weight must be a constant")
+        hidden = wshape[0]
     bias = g.sym(node.input[2]) if has_bias else None
     bv = g.const(node.input[2]) if has_bias else None
     if bv is not None and bv.shape != (hidden,):
@@ -121,7 +118,7 @@ def matmul(g, node):
 
 
 def _cols(g, node):
-    return int(g.need_const(node.input[1], "the right operand").shape[1])
+    return int(g.need_shape(node.input[1], "the right operand")[1])
 
 
 @importer("BatchNormalization")
@@ -154,6 +151,13 @@ def activation(g, node):
     return S.Activation(g.sym(node.input[0]), act_type=_ACT[node.op_type], name=_name(node))
 
 
+@importer("Gelu")
+def gelu(g, node):
+    if g.attrs(node).get("approximate", b"none") not in (b"none", "none"):
+        raise g.fail("approximate='tanh' (MXNet's gelu is the erf form)")
+    return S.LeakyReLU(g.sym(node.input[0]), act_type="gelu", name=_name(node))
+
+
 @importer("LeakyRelu", "Elu", "Selu")
 def leaky(g, node):
     a = g.attrs(node)
@@ -167,10 +171,10 @@ def leaky(g, node):
 
 @importer("PRelu")
 def prelu(g, node):
-    slope = g.need_const(node.input[1], "the slope")
+    slope = g.need_shape(node.input[1], "the slope")
     gamma = S.reshape(g.sym(node.input[1]), shape=(-1,))
-    if slope.size not in (1,) and slope.squeeze().ndim != 1:
-        raise g.fail(f"a slope of shape {slope.shape} (one per channel)")
+    if sum(d != 1 for d in slope) > 1:
+        raise g.fail(f"a slope of shape {slope} (one per channel)")
     return S.LeakyReLU(g.sym(node.input[0]), gamma, act_type="prelu", name=_name(node))
 
 

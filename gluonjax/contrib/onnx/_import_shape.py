@@ -75,6 +75,9 @@ def identity(g, node):
 def reshape(g, node):
     if g.attrs(node).get("allowzero", 0):
         raise g.fail("allowzero=1")
+    if node.input[1] in g.shape_of:  # Reshape(x, Shape(y)): x in y's shape
+        like = g.sym(g.shape_of[node.input[1]])
+        return S.reshape_like(g.sym(node.input[0]), like, name=_name(node))
     shape = g.need_const(node.input[1], "the target shape")
     return S.reshape(g.sym(node.input[0]), shape=tuple(int(d) for d in shape), name=_name(node))
 
@@ -189,10 +192,17 @@ def slice_(g, node):
         if len(node.input) > 4 and node.input[4]
         else [1] * len(starts)
     )
-    if any(s != 1 for s in steps):
-        raise g.fail(f"steps {steps} (only 1 imports)")
     x = g.sym(node.input[0])
     big = np.iinfo(np.int64).max // 2
+    if any(s != 1 for s in steps):  # one slice with begin/end/step per axis
+        rank = g.rank(node.input[0])
+        begin, end, step = [None] * rank, [None] * rank, [None] * rank
+        for b, e, ax, st in zip(starts, ends, axes, steps):
+            ax %= rank
+            begin[ax] = int(b) if abs(b) < big else None
+            end[ax] = int(e) if abs(e) < big else None
+            step[ax] = int(st)
+        return S.slice(x, begin=tuple(begin), end=tuple(end), step=tuple(step), name=_name(node))
     for b, e, ax in zip(starts, ends, axes):
         x = S.slice_axis(x, axis=int(ax), begin=int(b), end=None if e >= big else int(e))
     return S.identity(x, name=_name(node))
