@@ -110,7 +110,19 @@ def _binary_names():
 @converter(*_binary_names())
 def binary(cx, node):
     base = node.op.name.replace("broadcast_", "").replace("elemwise_", "").lstrip("_")
-    cx.add(_BINARY[base], node.inputs[:2], node.outputs)
+    cx.add(_BINARY[base], _in_out_dtype(cx, node, node.inputs[:2]), node.outputs)
+
+
+def _in_out_dtype(cx, node, inputs):
+    """The inputs cast to the output's type where it differs (an integer division that
+    gives floats): ONNX's arithmetic keeps its inputs' type."""
+    from ._conv_nn import cast
+
+    out = node.out_dtypes[0]
+    return [
+        x if t is None or out is None or np.dtype(t) == np.dtype(out) else cast(cx, x, out)
+        for x, t in zip(inputs, node.in_dtypes)
+    ]
 
 
 def _compare(cx, lhs, rhs, base, dtype, out):
@@ -150,7 +162,10 @@ def scalar(cx, node):
     name = node.op.name
     if name in _SCALAR:
         op_type, reverse = _SCALAR[name]
-        args = [s, node.inputs[0]] if reverse else [node.inputs[0], s]
+        x = _in_out_dtype(cx, node, node.inputs[:1])[0]
+        if node.out_dtypes[0] is not None and np.dtype(node.out_dtypes[0]) != np.dtype(dtype):
+            s = cx.const(node.attrs["scalar"], node.out_dtypes[0], hint="scalar")
+        args = [s, x] if reverse else [x, s]
         cx.add(op_type, args, node.outputs)
     else:
         _compare(cx, node.inputs[0], s, name[1 : -len("_scalar")], dtype, node.outputs[0])
