@@ -182,6 +182,7 @@ def build_model(
 
     cx = Context(onnx, opset, params)
     tensor = {}  # (node id, output index) -> ONNX name
+    known = {}  # (node id, output index) -> (shape, dtype) as converted
     used_params = []
     for nid, node in enumerate(nodes):
         if node["op"] == "null":
@@ -212,7 +213,7 @@ def build_model(
         outputs = [node["name"] if j == 0 else f"{node['name']}_output{j}" for j in range(n_out)]
         for j, name in enumerate(outputs):
             tensor[(nid, j)] = name
-        ins = [_lookup_info(info, nodes[e[0]], e[1]) for e in entries]
+        ins = [known.get((e[0], e[1])) or _lookup_info(info, nodes[e[0]], e[1]) for e in entries]
         outs = [_lookup_info(info, node, j, op, attrs) for j in range(n_out)]
         cx.node = Node(
             name=node["name"],
@@ -228,6 +229,9 @@ def build_model(
         )
         try:
             conv(cx, cx.node)
+            # a converter may correct an inferred output type (the type it wrote)
+            for j, (shape, dtype) in enumerate(zip(cx.node.out_shapes, cx.node.out_dtypes)):
+                known[(nid, j)] = (shape, dtype)
         except MXNetError:
             raise
         except Exception as err:  # a converter's own failure: name the node
@@ -244,7 +248,7 @@ def build_model(
     graph_outputs, seen = [], set(tensor[(i, 0)] for i in kept) | set(params)
     for h in heads:
         name = tensor[(h[0], h[1])]
-        shape, dtype = _lookup_info(info, nodes[h[0]], h[1])
+        shape, dtype = known.get((h[0], h[1])) or _lookup_info(info, nodes[h[0]], h[1])
         if name in seen:  # an input, a parameter or a repeated output: a copy of it
             cx.node = None
             name = cx.add("Identity", [name], [f"{name}_copy{len(graph_outputs)}"])

@@ -298,6 +298,39 @@ CASES = {
         ],
         [_x(1, 4, 2, 4)],
     ),
+    "sort_topk": (
+        lambda F, x: [
+            F.topk(x, k=2),
+            F.topk(x, k=2, ret_typ="value", axis=0),
+            *F.topk(x, k=3, ret_typ="both", is_ascend=True),
+            F.topk(x, axis=None, k=4),
+            F.argsort(x),
+            F.argsort(x, axis=0, is_ascend=False, dtype="int32"),
+            F.sort(x, axis=1),
+        ],
+        [mx.nd.array(R.permutation(20).reshape(4, 5).astype("float32"))],
+    ),
+    "repeat_like_axis": (
+        lambda F, x, y: [
+            F.repeat(x, repeats=2),
+            F.repeat(x, repeats=3, axis=1),
+            F.reshape_like(x, y),
+            F.slice_like(x, F.ones((2, 3))),
+            F.broadcast_axis(F.slice_axis(x, axis=1, begin=0, end=1), axis=1, size=3),
+        ],
+        [V, _x(4, 3)],
+    ),
+    "split_v2_gemm2_arange": (
+        lambda F, x, b: [
+            *F.split_v2(x, indices_or_sections=(1, 3), axis=1),
+            *F.split_v2(x, indices_or_sections=3, axis=0, squeeze_axis=True),
+            F.linalg.gemm2(x, b, alpha=2.0),
+            F.linalg.gemm2(x, x, transpose_b=True),
+            F.contrib.arange_like(x, start=1.0, step=0.5),
+            F.arange(0, 6, step=2, repeat=2),
+        ],
+        [V, _x(4, 2)],
+    ),
 }
 
 

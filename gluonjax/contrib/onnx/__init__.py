@@ -54,7 +54,11 @@ def import_model(model_file):
     model = load_model(model_file)
     g = Graph(onnx, model, model_file)
     sym = g.run()
-    return sym, g.arg, g.aux
+    # constants the outputs do not depend on are no parameters of the graph
+    args, auxs = set(sym.list_arguments()), set(sym.list_auxiliary_states())
+    arg = {k: v for k, v in g.arg.items() if k in args}
+    aux = {k: v for k, v in g.aux.items() if k in auxs}
+    return sym, arg, aux
 
 
 def get_model_metadata(model_file):

@@ -163,3 +163,21 @@ def resize(g, node):
     return S.UpSampling(
         g.sym(node.input[0]), scale=int(s[2]), sample_type="nearest", num_args=1, name=_name(node)
     )
+
+
+@importer("TopK")
+def topk(g, node):
+    a = g.attrs(node)
+    k = int(g.need_const(node.input[1], "k").reshape(-1)[0])
+    if not a.get("sorted", 1):
+        raise g.fail("sorted=0")
+    out = S.topk(
+        g.sym(node.input[0]),
+        k=k,
+        axis=int(a.get("axis", -1)),
+        ret_typ="both",
+        is_ascend=not a.get("largest", 1),
+        dtype="int64",
+        name=_name(node),
+    )
+    return [out[0], out[1]]

@@ -259,7 +259,12 @@ def split(g, node):
     sizes = a.get("split")
     if len(node.input) > 1 and node.input[1]:
         sizes = g.need_const(node.input[1], "split").tolist()
-    if sizes and len(set(sizes)) != 1:
-        raise g.fail(f"unequal split sizes {sizes}")
-    out = S.SliceChannel(g.sym(node.input[0]), num_outputs=n, axis=axis, name=_name(node))
+    x = g.sym(node.input[0])
+    if sizes and len(set(sizes)) != 1:  # unequal pieces: one slice each
+        bounds = np.cumsum([0, *sizes]).tolist()
+        return [
+            S.slice_axis(x, axis=axis, begin=int(lo), end=int(hi), name=f"{_name(node)}_{i}")
+            for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))
+        ]
+    out = S.SliceChannel(x, num_outputs=n, axis=axis, name=_name(node))
     return [out[i] for i in range(n)]
