@@ -140,3 +140,22 @@ def test_symbol_and_params_objects(tmp_path):
         onnx_file_path=str(tmp_path / "old.onnx"),
     )
     np.testing.assert_allclose(run_ort(path, [x])[0], want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["resnet1", "inception3", "squeezenet10"])
+def test_mxnet_zoo_files_with_a_dynamic_batch(name, io, tmp_path):
+    """A symbolic batch axis: MXNet's inputs stacked three times give MXNet's outputs."""
+    x = io[f"{name}.x"].astype(np.float32)
+    sig = [(None, *x.shape[1:])]
+    path = mx.onnx.export_model(
+        str(ZOO / f"{name}-symbol.json"),
+        str(ZOO / f"{name}-0000.params"),
+        [x.shape],
+        np.float32,
+        str(tmp_path / f"{name}.onnx"),
+        dynamic=True,
+        dynamic_input_shapes=sig,
+    )
+    (got,) = run_ort(path, [np.concatenate([x, x, x])])
+    want = np.concatenate([io[f"{name}.y"]] * 3)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
