@@ -136,13 +136,14 @@ def build_model(
     nodes, heads = graph["nodes"], graph["heads"]
 
     # graph inputs: variables that are no parameter; loss labels are dropped
-    labels = set()
+    labels, as_data = set(), set()
     for node in nodes:
         if node["op"] != "null":
             op, _ = _safe_lookup(node, opset)
-            for pos in IGNORED_INPUTS.get(op.name, ()):
-                if pos < len(node["inputs"]):
-                    labels.add(node["inputs"][pos][0])
+            skip = IGNORED_INPUTS.get(op.name, ())
+            for pos, entry in enumerate(node["inputs"]):
+                (labels if pos in skip else as_data).add(entry[0])
+    labels = {i for i in labels - as_data if nodes[i]["op"] == "null"}
     data_ids = [i for i, n in enumerate(nodes) if n["op"] == "null" and n["name"] not in params]
     if in_shapes is None:
         raise ONNXExportError(
