@@ -155,3 +155,73 @@ def arange_like(cx, node):
     values = a["start"] + a["step"] * (np.arange(n) // a["repeat"])
     arr = values.reshape(out).astype(node.out_dtypes[0])
     cx.add("Identity", [cx.const(arr, hint="arange")], node.outputs)
+
+
+@converter("gather_nd")
+def gather_nd(cx, node):
+    k = len(node.in_shapes[1])
+    idx = cx.add("Cast", [node.inputs[1]], to=cx.onnx.TensorProto.INT64)
+    if k > 1:  # MXNet's indices are (M, Y...); ONNX's (Y..., M)
+        idx = cx.add("Transpose", [idx], perm=[*range(1, k), 0])
+    cx.add("GatherND", [node.inputs[0], idx], node.outputs)
+
+
+@converter("_rnn_param_concat")
+def rnn_param_concat(cx, node):
+    rank = len(node.in_shapes[0])
+    cx.add("Concat", node.inputs, node.outputs, axis=node.attrs["dim"] % rank)
+
+
+@converter("_contrib_div_sqrt_dim")
+def div_sqrt_dim(cx, node):
+    dim = node.in_shapes[0][-1]
+    if dim == 0:
+        raise cx.unsupported("a dynamic last axis")
+    scale = cx.const(np.sqrt(dim), node.in_dtypes[0], hint="sqrt_dim")
+    cx.add("Div", [node.inputs[0], scale], node.outputs)
+
+
+def _mod(cx, lhs, rhs, dtype, out):
+    """Python's (and MXNet's) modulo: the result has the divisor's sign."""
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        return cx.add("Mod", [lhs, rhs], out, fmod=0)
+    r = cx.add("Mod", [lhs, rhs], fmod=1)
+    zero = cx.const(0, dtype)
+    differ = cx.add("Xor", [cx.add("Less", [r, zero]), cx.add("Less", [rhs, zero])])
+    fix = cx.add("And", [cx.add("Not", [cx.add("Equal", [r, zero])]), differ])
+    return cx.add("Where", [fix, cx.add("Add", [r, rhs]), r], out)
+
+
+@converter("broadcast_mod", "_mod")
+def mod(cx, node):
+    _mod(cx, node.inputs[0], node.inputs[1], node.in_dtypes[0], node.outputs[0])
+
+
+@converter("_mod_scalar", "_rmod_scalar")
+def mod_scalar(cx, node):
+    dtype = node.in_dtypes[0]
+    s = cx.const(node.attrs["scalar"], dtype, hint="scalar")
+    args = (s, node.inputs[0]) if node.op.name == "_rmod_scalar" else (node.inputs[0], s)
+    _mod(cx, *args, dtype, node.outputs[0])
+
+
+@converter("SequenceMask")
+def sequence_mask(cx, node):
+    a = node.attrs
+    if not a["use_sequence_length"]:
+        cx.add("Identity", node.inputs[:1], node.outputs)
+        return
+    shape, dtype = node.in_shapes[0], node.in_dtypes[0]
+    axis = a["axis"] % len(shape)
+    if axis not in (0, 1) or shape[axis] == 0:
+        raise cx.unsupported(f"axis {a['axis']} of a static length (axis 0 or 1)")
+    steps = np.arange(shape[axis]).reshape([-1, 1] if axis == 0 else [1, -1])
+    lengths = cx.add("Cast", [node.inputs[1]], to=cx.onnx.TensorProto.INT64)
+    keep = cx.add("Less", [cx.const(steps.astype(np.int64), hint="steps"), lengths])
+    if axis == 1:  # (batch, time): lengths run along axis 0
+        keep = cx.add(
+            "Less", [cx.const(steps.astype(np.int64), hint="steps"), cx.unsqueeze(lengths, [1])]
+        )
+    keep = cx.unsqueeze(keep, list(range(2, len(shape)))) if len(shape) > 2 else keep
+    value = cx.const(a["value"], dtype, hint="value")
+    cx.add("Where", [keep, node.inputs[0], value], node.outputs)

@@ -331,6 +331,22 @@ CASES = {
         ],
         [V, _x(4, 2)],
     ),
+    "gather_nd_mod_mask": (
+        lambda F, x, i, n: [
+            F.gather_nd(x, i),
+            F.broadcast_mod(x, F.ones_like(x) * -1.5),
+            x % 1.5,
+            F._internal._rmod_scalar(x, scalar=2.0),
+            F.SequenceMask(x, n, use_sequence_length=True, value=-7.0),
+            F.SequenceMask(x, n, use_sequence_length=True, axis=1),
+            F.contrib.div_sqrt_dim(x),
+        ],
+        [
+            _x(3, 3, 2, lo=-3.0, hi=3.0),
+            mx.nd.array([[0, 2, -1], [1, 0, 2]]),
+            mx.nd.array([1, 3, 2]),
+        ],
+    ),
 }
 
 
