@@ -145,3 +145,47 @@ def slice_channel(cx, node):
 def fill_like(cx, node):
     value = 0 if node.op.name == "zeros_like" else 1
     cx.fill_like(node.inputs[0], value, node.in_dtypes[0], node.outputs[0])
+
+
+@converter("_getitem")
+def getitem(cx, node):
+    from .._ops.defs.getitem import parse_key
+
+    key = parse_key(node.attrs["key"])
+    if any(k[0] == "a" for k in key):
+        raise cx.unsupported("indexing with an index array")
+    rank = len(node.in_shapes[0])
+    starts, ends, axes, steps = [], [], [], []
+    axis = 0
+    for k in key:
+        tag = k[0]
+        if tag == "e":
+            axis += rank - sum(1 for j in key if j[0] in ("s", "i"))
+        elif tag == "i":
+            i = int(k[1])
+            starts.append(i)
+            ends.append(INT64_MAX if i == -1 else i + 1)
+            axes.append(axis)
+            steps.append(1)
+            axis += 1
+        elif tag == "s":
+            step = 1 if k[3] is None else int(k[3])
+            starts.append((0 if step > 0 else -1) if k[1] is None else int(k[1]))
+            ends.append((INT64_MAX if step > 0 else -INT64_MAX) if k[2] is None else int(k[2]))
+            axes.append(axis)
+            steps.append(step)
+            axis += 1
+    x = node.inputs[0]
+    if axes:
+        x = cx.add(
+            "Slice",
+            [
+                x,
+                cx.ints(starts, "starts"),
+                cx.ints(ends, "ends"),
+                cx.ints(axes, "axes"),
+                cx.ints(steps, "steps"),
+            ],
+        )
+    # integer indices drop their axes, None adds one: the inferred shape says the result
+    cx.add("Reshape", [x, cx.ints(_static_target(cx, node), "shape")], node.outputs)
