@@ -184,6 +184,7 @@ def build_model(
     cx = Context(onnx, opset, params)
     tensor = {}  # (node id, output index) -> ONNX name
     known = {}  # (node id, output index) -> (shape, dtype) as converted
+    taken = {n["name"] for n in nodes if n["op"] == "null"}  # ONNX names must be unique
     used_params = []
     for nid, node in enumerate(nodes):
         if node["op"] == "null":
@@ -211,7 +212,9 @@ def build_model(
                 used_params.append(src["name"])
             inputs.append(tensor[(e[0], e[1])])
         n_out = op.n_visible(attrs)
-        outputs = [node["name"] if j == 0 else f"{node['name']}_output{j}" for j in range(n_out)]
+        base = node["name"] if node["name"] not in taken else f"{node['name']}_{nid}"
+        outputs = [base if j == 0 else f"{base}_output{j}" for j in range(n_out)]
+        taken.update(outputs)
         for j, name in enumerate(outputs):
             tensor[(nid, j)] = name
         ins = [known.get((e[0], e[1])) or _lookup_info(info, nodes[e[0]], e[1]) for e in entries]
@@ -250,6 +253,8 @@ def build_model(
     for h in heads:
         name = tensor[(h[0], h[1])]
         shape, dtype = known.get((h[0], h[1])) or _lookup_info(info, nodes[h[0]], h[1])
+        if name in params and name not in used_params:  # a parameter as an output
+            used_params.append(name)
         if name in seen:  # an input, a parameter or a repeated output: a copy of it
             cx.node = None
             name = cx.add("Identity", [name], [f"{name}_copy{len(graph_outputs)}"])

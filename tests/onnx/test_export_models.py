@@ -159,3 +159,19 @@ def test_mxnet_zoo_files_with_a_dynamic_batch(name, io, tmp_path):
     (got,) = run_ort(path, [np.concatenate([x, x, x])])
     want = np.concatenate([io[f"{name}.y"]] * 3)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_duplicate_node_names_and_a_parameter_output(tmp_path):
+    data = mx.sym.var("data")
+    a = mx.sym.relu(data, name="same")
+    b = mx.sym.sigmoid(a, name="same")  # MXNet graphs may repeat a name
+    w = mx.sym.var("w")
+    out = mx.sym.Group([b, w, b])
+    wv = mx.nd.array([1.0, 2.0])
+    path = mx.onnx.export_model(out, {"w": wv}, [(2,)], np.float32, str(tmp_path / "d.onnx"))
+    x = np.array([-1.0, 2.0], np.float32)
+    got = run_ort(path, [x])
+    want = 1 / (1 + np.exp(-np.maximum(x, 0)))
+    np.testing.assert_allclose(got[0], want, rtol=1e-6)
+    np.testing.assert_array_equal(got[1], wv.asnumpy())
+    np.testing.assert_allclose(got[2], want, rtol=1e-6)
