@@ -173,10 +173,13 @@ def pooling(cx, node):
     _check_layout(cx, node)
     a = node.attrs
     kind, x, out = a["pool_type"], node.inputs[0], node.outputs
-    if kind not in ("max", "avg", "lp"):
+    if kind not in ("max", "avg", "lp", "sum"):
         raise cx.unsupported(f"pool_type {kind!r}")
     if a["global_pool"]:
-        if kind == "lp":
+        if kind == "sum":
+            axes = list(range(2, len(node.in_shapes[0])))
+            cx.reduce("ReduceSum", x, axes, True, out[0])
+        elif kind == "lp":
             cx.add("GlobalLpPool", [x], out, p=int(a["p_value"] or 2))
         else:
             cx.add({"max": "GlobalMaxPool", "avg": "GlobalAveragePool"}[kind], [x], out)
@@ -190,6 +193,9 @@ def pooling(cx, node):
     )
     if kind == "lp":
         cx.add("LpPool", [x], out, p=int(a["p_value"] or 2), **common)
+        return
+    if kind == "sum":  # the windows' sums, zero padding and overflow adding nothing
+        _avg_full_padded(cx, node, x, list(a["kernel"]), common["strides"], pad, divide=False)
         return
     common["ceil_mode"] = int(conv == "full")
     if kind == "max":
@@ -205,7 +211,7 @@ def pooling(cx, node):
     cx.add("AveragePool", [x], out, count_include_pad=int(include), **common)
 
 
-def _avg_full_padded(cx, node, x, kernel, stride, pad):
+def _avg_full_padded(cx, node, x, kernel, stride, pad, divide=True):
     """MXNet's average pool, 'full' convention, padding counted: a sum by a depthwise
     convolution with ones over the padded input, divided by MXNet's window sizes (ONNX's
     ceil_mode counts the overflow of a last window too; ONNX Runtime 1.20 fuses an explicit
@@ -213,7 +219,7 @@ def _avg_full_padded(cx, node, x, kernel, stride, pad):
     in_shape = node.in_shapes[0]
     spatial, channels = list(in_shape[2:]), in_shape[1]
     if channels == 0 or 0 in spatial:
-        raise cx.unsupported("average pooling ('full', padded) over a dynamic axis")
+        raise cx.unsupported("sum pooling or 'full' padded average pooling of dynamic axes")
     outs = list(node.out_shapes[0][2:])
     extra = [
         (o - 1) * s + k - (n + 2 * p) for o, s, k, n, p in zip(outs, stride, kernel, spatial, pad)
@@ -227,6 +233,16 @@ def _avg_full_padded(cx, node, x, kernel, stride, pad):
     )
     dtype = node.in_dtypes[0]
     ones = cx.const(np.ones([channels, 1] + kernel, dtype), hint="ones")
+    if not divide:
+        cx.add(
+            "Conv",
+            [padded, ones],
+            node.outputs,
+            kernel_shape=kernel,
+            strides=stride,
+            group=channels,
+        )
+        return
     total = cx.add("Conv", [padded, ones], kernel_shape=kernel, strides=stride, group=channels)
     counts = np.ones(outs, dtype)
     for axis, (o, s, k, n, p) in enumerate(zip(outs, stride, kernel, spatial, pad)):

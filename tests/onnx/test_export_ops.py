@@ -74,9 +74,27 @@ CASES = {
         [X, _x(3), _x(3), _x(3), _x(3, lo=0.5, hi=2.0)],
     ),
     "Pooling_full_padded": (
-        lambda F, x: F.Pooling(
-            x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg", pooling_convention="full"
-        ),
+        lambda F, x: [
+            F.Pooling(
+                x,
+                kernel=(3, 3),
+                stride=(2, 2),
+                pad=(1, 1),
+                pool_type="avg",
+                pooling_convention="full",
+            ),
+            F.Pooling(
+                x,
+                kernel=(3, 3),
+                stride=(2, 2),
+                pad=(1, 1),
+                pool_type="sum",
+                pooling_convention="full",
+            ),
+            F.Pooling(x, kernel=(2, 2), pool_type="sum"),
+            F.Pooling(x, global_pool=True, pool_type="sum"),
+            F.Pooling(x, kernel=(3, 3), pad=(1, 1), pool_type="lp", p_value=2),
+        ],
         [_x(1, 2, 6, 6)],
     ),
     "Pooling": (
