@@ -205,3 +205,18 @@ def global_pool(g, node):
     return S.Pooling(
         g.sym(node.input[0]), pool_type=kind, global_pool=True, kernel=(1, 1), name=_name(node)
     )
+
+
+@importer("LpPool", "GlobalLpPool")
+def lp_pool(g, node):
+    a = g.attrs(node)
+    p = int(a.get("p", 2))
+    x = g.sym(node.input[0])
+    if node.op_type == "GlobalLpPool":
+        return S.Pooling(
+            x, pool_type="lp", p_value=p, global_pool=True, kernel=(1, 1), name=_name(node)
+        )
+    if a.get("ceil_mode", 0) or a.get("dilations", [1]) != [1] * len(a.get("dilations", [1])):
+        raise g.fail("LpPool with ceil_mode or dilations")
+    kw, _ = _spatial(g, node, a)
+    return S.Pooling(x, pool_type="lp", p_value=p, name=_name(node), **kw)
