@@ -181,3 +181,52 @@ def topk(g, node):
         name=_name(node),
     )
     return [out[0], out[1]]
+
+
+@importer("OneHot")
+def one_hot(g, node):
+    a = g.attrs(node)
+    if a.get("axis", -1) not in (-1, g.rank(node.input[0])):
+        raise g.fail(f"axis={a['axis']} (MXNet's one_hot appends the new axis)")
+    depth = int(g.need_const(node.input[1], "depth").reshape(-1)[0])
+    off, on = (float(v) for v in g.need_const(node.input[2], "values").reshape(-1)[:2])
+    idx = g.sym(node.input[0])
+    # ONNX counts a negative index from the end; MXNet gives it no hot entry
+    idx = S.where(S._lesser_scalar(idx, scalar=0), S._plus_scalar(idx, scalar=depth), idx)
+    dtype = g.const(node.input[2]).dtype.name
+    return S.one_hot(idx, depth=depth, on_value=on, off_value=off, dtype=dtype, name=_name(node))
+
+
+@importer("GatherND")
+def gather_nd(g, node):
+    if g.attrs(node).get("batch_dims", 0):
+        raise g.fail("batch_dims != 0")
+    k = g.rank(node.input[1])
+    idx = g.sym(node.input[1])
+    if k > 1:  # ONNX's indices are (Y..., M); MXNet's (M, Y...)
+        idx = S.transpose(idx, axes=(k - 1, *range(k - 1)))
+    return S.gather_nd(g.sym(node.input[0]), idx, name=_name(node))
+
+
+@importer("Mod")
+def mod(g, node):
+    a, b = g.sym(node.input[0]), g.sym(node.input[1])
+    if not g.attrs(node).get("fmod", 0):  # the divisor's sign: MXNet's mod
+        return S.broadcast_mod(a, b, name=_name(node))
+    quotient = S.trunc(S.broadcast_div(a, b))  # C's fmod: the dividend's sign
+    return S.broadcast_sub(a, S.broadcast_mul(quotient, b), name=_name(node))
+
+
+@importer("ConstantOfShape")
+def constant_of_shape(g, node):
+    from onnx import numpy_helper
+
+    attr = next((x for x in node.attribute if x.name == "value"), None)
+    value = numpy_helper.to_array(attr.t).reshape(-1) if attr is not None else None
+    fill = float(value[0]) if value is not None else 0.0
+    dtype = value.dtype.name if value is not None else "float32"
+    if node.input[0] in g.shape_of:  # the shape of a tensor: a tensor like it
+        like = S.zeros_like(g.sym(g.shape_of[node.input[0]]))
+        return S.Cast(S._plus_scalar(like, scalar=fill), dtype=dtype, name=_name(node))
+    shape = tuple(int(d) for d in g.need_const(node.input[0], "shape"))
+    return S.full(shape=shape, val=fill, dtype=dtype, name=_name(node))
