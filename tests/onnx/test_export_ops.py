@@ -377,6 +377,13 @@ CASES = {
         ],
         [X],
     ),
+    "Deconvolution_target_bias": (
+        lambda F, x, w, b: [
+            F.Deconvolution(x, w, kernel=(3, 3), num_filter=2, stride=(2, 2), target_shape=(10, 9)),
+            F.Deconvolution(x, w, b, kernel=(3, 3), num_filter=2, no_bias=False, dilate=(2, 1)),
+        ],
+        [X, _x(3, 2, 3, 3), _x(2)],
+    ),
 }
 
 
