@@ -42,6 +42,7 @@ class Context:
         self.helper = onnx.helper
         self.opset = opset
         self.params = params  # name -> numpy array (the graph's initializers)
+        self.values = {}  # tensor name -> numpy value, for every constant tensor
         self.nodes = []
         self.initializers = {}
         self._count = 0
@@ -86,8 +87,8 @@ class Context:
         return self.add("ConstantOfShape", [self.add("Shape", [x])], out, value=tensor)
 
     def param(self, name):
-        """The numpy value of a graph parameter input, or None if it is not a parameter."""
-        return self.params.get(name)
+        """The numpy value of a constant tensor (a parameter or a folded node), or None."""
+        return self.values.get(name)
 
     # -- opset-dependent forms
     def reduce(self, op_type, x, axes, keepdims, out=None):

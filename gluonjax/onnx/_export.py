@@ -182,6 +182,7 @@ def build_model(
         info = _infer(sym, data, dtypes, params)
 
     cx = Context(onnx, opset, params)
+    cx.values.update(params)
     tensor = {}  # (node id, output index) -> ONNX name
     known = {}  # (node id, output index) -> (shape, dtype) as converted
     taken = {n["name"] for n in nodes if n["op"] == "null"}  # ONNX names must be unique
@@ -203,6 +204,8 @@ def build_model(
         except MXNetError as err:
             raise ONNXExportError(f"node '{node['name']}' (op {node['op']}): {err}") from None
         attrs = op.attr_dict(static, dynamic_vals)
+        if _fold(cx, op, node, nid, static, dynamic_vals, tensor, taken):
+            continue
         skip = IGNORED_INPUTS.get(op.name, ())
         entries = [e for k, e in enumerate(node["inputs"]) if k not in skip]
         inputs = []
@@ -249,7 +252,7 @@ def build_model(
         )
         for i, s in zip(kept, sig)
     ]
-    graph_outputs, seen = [], set(tensor[(i, 0)] for i in kept) | set(params)
+    graph_outputs, seen = [], set(tensor[(i, 0)] for i in kept) | set(params) | set(cx.values)
     for h in heads:
         name = tensor[(h[0], h[1])]
         shape, dtype = known.get((h[0], h[1])) or _lookup_info(info, nodes[h[0]], h[1])
@@ -265,7 +268,9 @@ def build_model(
     inits = [
         numpy_helper.from_array(np.asarray(params[n]), n) for n in used_params if n in consumed
     ]
-    inits += [numpy_helper.from_array(v, n) for n, v in cx.initializers.items()]
+    consumed |= {o.name for o in graph_outputs}
+    # folded intermediates no node reads are left out
+    inits += [numpy_helper.from_array(v, n) for n, v in cx.initializers.items() if n in consumed]
     g = helper.make_graph(cx.nodes, "gluonjax", graph_inputs, graph_outputs, inits)
     # the package's version, read without importing the whole package from this layer
     version = getattr(sys.modules.get("gluonjax"), "__version__", "")
@@ -278,6 +283,31 @@ def build_model(
     if verbose:
         _LOG.info("ONNX graph:\n%s", helper.printable_graph(g))
     return model
+
+
+def _fold(cx, op, node, nid, static, dynamic_vals, tensor, taken):
+    """Compute a node whose inputs are all constants (parameters reshaped and concatenated
+    for a fused RNN, say) with the registry op now, as an initializer; True if done."""
+    entries = node["inputs"]
+    if not entries or op.random or op.aux or op.mode:
+        return False
+    names = [tensor[(e[0], e[1])] for e in entries]
+    if not all(n in cx.values for n in names):
+        return False
+    import jax.numpy as jnp
+
+    try:
+        res = op.bound(static)(*[jnp.asarray(cx.values[n]) for n in names], *dynamic_vals)
+    except Exception:  # leave it to its converter
+        return False
+    res = res if isinstance(res, (tuple, list)) else (res,)
+    base = node["name"] if node["name"] not in taken else f"{node['name']}_{nid}"
+    for j, value in enumerate(res):
+        name = base if j == 0 else f"{base}_output{j}"
+        taken.add(name)
+        tensor[(nid, j)] = name
+        cx.values[name] = cx.initializers[name] = np.asarray(value)
+    return True
 
 
 def _safe_lookup(node, opset):

@@ -175,3 +175,36 @@ def test_duplicate_node_names_and_a_parameter_output(tmp_path):
     np.testing.assert_allclose(got[0], want, rtol=1e-6)
     np.testing.assert_array_equal(got[1], wv.asnumpy())
     np.testing.assert_allclose(got[2], want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mx.gluon.rnn.LSTM(4, num_layers=2, bidirectional=True, input_size=3),
+        lambda: mx.gluon.rnn.GRU(5, num_layers=2, input_size=3),
+        lambda: mx.gluon.rnn.RNN(3, activation="relu", bidirectional=True, input_size=3),
+        lambda: mx.gluon.rnn.RNN(3, activation="tanh", input_size=3),
+    ],
+    ids=["lstm", "gru", "rnn_relu", "rnn_tanh"],
+)
+@pytest.mark.parametrize("opset", [12, onnx.defs.onnx_opset_version()])
+def test_recurrent_layers(make, opset, tmp_path):
+    """The fused RNN op (its packed parameters folded into ONNX's W, R, B in ONNX's gate
+    order) with the final states as outputs too."""
+    layer = make()
+    layer.initialize(mx.init.Uniform(0.5))
+    layer.hybridize()
+    x = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, size=(5, 2, 3)))
+    states = [
+        mx.nd.array(np.random.RandomState(i + 1).uniform(-1, 1, size=s.shape))
+        for i, s in enumerate(layer.begin_state(batch_size=2))
+    ]
+    out, new_states = layer(x, states)
+    want = [out.asnumpy()] + [s.asnumpy() for s in new_states]
+    path = mx.onnx.export_block(
+        layer, [x, *states], str(tmp_path / "rnn.onnx"), opset_version=opset
+    )
+    got = run_ort(path, [x.asnumpy()] + [s.asnumpy() for s in states])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
