@@ -115,3 +115,18 @@ def test_exported_ops_import_back(case, tmp_path):
         np.testing.assert_allclose(
             g.asnumpy().astype(w.dtype), w, rtol=1e-5, atol=1e-5, err_msg=f"{case} output {i}"
         )
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_recurrent_layers_import_back(kind, tmp_path):
+    """ONNX LSTM / GRU / RNN nodes become the fused RNN op (gates back in MXNet's order)."""
+    make = getattr(mx.gluon.rnn, kind)
+    layer = make(4, num_layers=2, bidirectional=kind != "GRU", input_size=3)
+    layer.initialize(mx.init.Uniform(0.5))
+    layer.hybridize()
+    x = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, size=(5, 2, 3)))
+    layer(x)
+    path = mx.onnx.export_block(layer, x, str(tmp_path / "rnn.onnx"))
+    (want,) = run_ort(path, [x.asnumpy()])
+    net = mx.contrib.onnx.import_to_gluon(path)
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-6)

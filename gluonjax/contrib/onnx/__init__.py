@@ -13,7 +13,7 @@ import tempfile
 
 from ...onnx import export_model
 from ...onnx._errors import ONNXImportError, require_onnx
-from . import _import_more, _import_ops, _import_shape  # noqa: F401  (fill IMPORTERS)
+from . import _import_more, _import_ops, _import_rnn, _import_shape  # noqa: F401
 from ._import import IMPORTERS, Graph
 from ._load import load_model
 
