@@ -76,9 +76,13 @@ def tile(cx, node):
 
 @converter("where")
 def where(cx, node):
-    if len(node.in_shapes[0]) != len(node.in_shapes[1]):
-        raise cx.unsupported("a condition of another rank than x (row selection)")
-    cx.add("Where", [_as_bool(cx, node.inputs[0]), *node.inputs[1:3]], node.outputs)
+    cond = _as_bool(cx, node.inputs[0])
+    extra = len(node.in_shapes[1]) - len(node.in_shapes[0])
+    if extra > 0:  # a condition per row (MXNet's where on the first axis)
+        rank = len(node.in_shapes[1])
+        cond = cx.unsqueeze(cond, list(range(rank - extra, rank)))
+    cx.add("Where", [cond, *node.inputs[1:3]], node.outputs)
+    node.out_dtypes[0] = node.in_dtypes[1]
 
 
 @converter("dot")
@@ -105,7 +109,16 @@ def dot(cx, node):
 def batch_dot(cx, node):
     a = node.attrs
     lhs, rhs = node.inputs[:2]
-    perm = list(range(len(node.in_shapes[0])))
+    rank = len(node.in_shapes[0])
+    if (a["transpose_a"] or a["transpose_b"]) and np.dtype(node.in_dtypes[0]) == np.float64:
+        # ONNX Runtime fuses Transpose into MatMul as FusedMatMul, which has no float64
+        # kernel: one Einsum instead
+        batch = "abcdefgh"[: rank - 2]
+        left = batch + ("ji" if a["transpose_a"] else "ij")
+        right = batch + ("kj" if a["transpose_b"] else "jk")
+        cx.add("Einsum", [lhs, rhs], node.outputs, equation=f"{left},{right}->{batch}ik")
+        return
+    perm = list(range(rank))
     perm[-2:] = perm[-1], perm[-2]
     if a["transpose_a"]:
         lhs = cx.add("Transpose", [lhs], perm=perm)
@@ -136,6 +149,7 @@ def _indices(cx, idx, size, mode):
 def embedding(cx, node):
     idx = _indices(cx, node.inputs[0], node.attrs["input_dim"], "clip")
     cx.add("Gather", [node.inputs[1], idx], node.outputs, axis=0)
+    node.out_dtypes[0] = node.in_dtypes[1]  # the weight's type
 
 
 @converter("take")

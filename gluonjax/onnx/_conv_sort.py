@@ -184,7 +184,12 @@ def div_sqrt_dim(cx, node):
 def _mod(cx, lhs, rhs, dtype, out):
     """Python's (and MXNet's) modulo: the result has the divisor's sign."""
     if np.issubdtype(np.dtype(dtype), np.integer):
-        return cx.add("Mod", [lhs, rhs], out, fmod=0)
+        # MXNet gives 0 for a zero divisor; ONNX Runtime's integer Mod would trap
+        zero = cx.const(0, dtype)
+        is_zero = cx.add("Equal", [rhs, zero])
+        safe = cx.add("Where", [is_zero, cx.const(1, dtype), rhs])
+        res = cx.add("Mod", [lhs, safe], fmod=0)
+        return cx.add("Where", [is_zero, cx.add("Mul", [res, zero]), res], out)
     r = cx.add("Mod", [lhs, rhs], fmod=1)
     zero = cx.const(0, dtype)
     differ = cx.add("Xor", [cx.add("Less", [r, zero]), cx.add("Less", [rhs, zero])])

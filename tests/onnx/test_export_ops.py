@@ -384,6 +384,24 @@ CASES = {
         ],
         [X, _x(3, 2, 3, 3), _x(2)],
     ),
+    "harness_fixes": (
+        lambda F, c, x, y, i, w, a, b: [
+            F.where(c, x, y),
+            F.Embedding(i, w, input_dim=3, output_dim=2),
+            F.broadcast_mod(a, b),
+            F.batch_dot(F.Cast(x, dtype="float64"), F.Cast(y, dtype="float64"), transpose_b=True),
+            F.batch_dot(F.Cast(x, dtype="float64"), F.Cast(y, dtype="float64"), transpose_a=True),
+        ],
+        [
+            mx.nd.array([1, 0]),
+            _x(2, 3, 3),
+            _x(2, 3, 3),
+            mx.nd.array([[0, 2]]),
+            mx.nd.array([[1, 2], [3, 4], [5, 6]], dtype="int32"),
+            mx.nd.array([7, -7, 5, 0], dtype="int32"),
+            mx.nd.array([3, 3, 0, 2], dtype="int32"),
+        ],
+    ),
 }
 
 
