@@ -261,8 +261,6 @@ def identity(cx, node):
 
 def _softmax(cx, node, op_type):
     a = node.attrs
-    if a.get("use_length"):
-        raise cx.unsupported("use_length=True")
     x = node.inputs[0]
     dtype = node.in_dtypes[0]
     if a.get("temperature") not in (None, 1.0):
@@ -270,6 +268,18 @@ def _softmax(cx, node, op_type):
     rank = len(node.in_shapes[0])
     axis = a["axis"] % rank if rank else 0
     out = node.outputs[:1]
+    keep = None
+    if a.get("use_length"):  # positions at or past the length: excluded, and 0 out
+        size = node.in_shapes[0][axis]
+        if size == 0:
+            raise cx.unsupported("use_length along a dynamic axis")
+        steps = np.arange(size, dtype=np.int64).reshape(
+            [size if i == axis else 1 for i in range(rank)]
+        )
+        length = cx.add("Cast", [node.inputs[1]], to=cx.onnx.TensorProto.INT64)
+        keep = cx.add("Less", [cx.const(steps, hint="steps"), cx.unsqueeze(length, [axis])])
+        x = cx.add("Where", [keep, x, cx.const(-np.inf, dtype, hint="minus_inf")])
+        out = [cx.fresh("unmasked")]
     if a.get("dtype") is not None and np.dtype(a["dtype"]) != np.dtype(dtype):
         out = [cx.fresh("pre_cast")]
     if cx.opset >= 13 or axis == rank - 1:
@@ -279,6 +289,11 @@ def _softmax(cx, node, op_type):
         back = [perm.index(i) for i in range(rank)]
         y = cx.add(op_type, [cx.add("Transpose", [x], perm=perm)], axis=rank - 1)
         cx.add("Transpose", [y], out, perm=back)
+    if keep is not None:
+        zero = cx.const(0, dtype)
+        final = node.outputs[0] if a.get("dtype") is None else cx.fresh("masked")
+        masked = cx.add("Where", [keep, out[0], zero], final)
+        out = [masked]
     if out != node.outputs[:1]:
         cast(cx, out[0], a["dtype"], node.outputs[0])
 

@@ -402,6 +402,18 @@ CASES = {
             mx.nd.array([3, 3, 0, 2], dtype="int32"),
         ],
     ),
+    "softmax_use_length": (
+        lambda F, x, n0, n2: [
+            F.softmax(x, n0, use_length=True, axis=0),
+            F.softmax(x, n2, use_length=True, axis=-1, temperature=2.0),
+            F.log_softmax(x, n2, use_length=True, axis=-1),
+        ],
+        [
+            _x(2, 3, 4),
+            mx.nd.array([[1, 2, 0, 1], [2, 2, 1, 1], [0, 1, 2, 2]], dtype="int32"),
+            mx.nd.array([[1, 4, 2], [3, 0, 4]], dtype="int32"),
+        ],
+    ),
 }
 
 
