@@ -6,7 +6,7 @@ import numpy as np
 
 from ._conv_nn import cast
 from ._conv_shape import _static_target
-from ._table import IGNORED_INPUTS, converter
+from ._table import converter
 
 _LOGIC = {"logical_and": "And", "logical_or": "Or", "logical_xor": "Xor"}
 
@@ -105,18 +105,24 @@ def dot(cx, node):
     cx.add("MatMul", [lhs, rhs], node.outputs)
 
 
+def einsum_matmul(cx, node, lhs, rhs, rank, out):
+    """A float64 product with a transposed operand as one Einsum (ONNX Runtime fuses
+    Transpose into MatMul as FusedMatMul, which has no float64 kernel); False otherwise."""
+    a = node.attrs
+    if not (a["transpose_a"] or a["transpose_b"]) or np.dtype(node.in_dtypes[0]) != np.float64:
+        return False
+    batch = "abcdefgh"[: rank - 2]
+    left = batch + ("ji" if a["transpose_a"] else "ij")
+    right = batch + ("kj" if a["transpose_b"] else "jk")
+    return cx.add("Einsum", [lhs, rhs], out, equation=f"{left},{right}->{batch}ik")
+
+
 @converter("batch_dot")
 def batch_dot(cx, node):
     a = node.attrs
     lhs, rhs = node.inputs[:2]
     rank = len(node.in_shapes[0])
-    if (a["transpose_a"] or a["transpose_b"]) and np.dtype(node.in_dtypes[0]) == np.float64:
-        # ONNX Runtime fuses Transpose into MatMul as FusedMatMul, which has no float64
-        # kernel: one Einsum instead
-        batch = "abcdefgh"[: rank - 2]
-        left = batch + ("ji" if a["transpose_a"] else "ij")
-        right = batch + ("kj" if a["transpose_b"] else "jk")
-        cx.add("Einsum", [lhs, rhs], node.outputs, equation=f"{left},{right}->{batch}ik")
+    if einsum_matmul(cx, node, lhs, rhs, rank, node.outputs[0]):
         return
     perm = list(range(rank))
     perm[-2:] = perm[-1], perm[-2]
@@ -285,8 +291,8 @@ def layer_norm(cx, node):
     cx.add("Add", [cx.add("Mul", [y, gamma]), beta], node.outputs[:1])
 
 
-for _loss in ("LogisticRegressionOutput", "LinearRegressionOutput", "MAERegressionOutput"):
-    IGNORED_INPUTS[_loss] = (1,)  # the label is no input of the inference graph
+# the regression outputs keep their label as an (unused) graph input, as MXNet's exporter
+# does (only SoftmaxOutput's label is dropped)
 
 
 @converter("LogisticRegressionOutput")

@@ -134,9 +134,16 @@ def gemm2(cx, node):
     rank = len(node.in_shapes[0])
     if a["axis"] % rank != rank - 2:
         raise cx.unsupported(f"axis={a['axis']} (the matrices in the last two axes)")
+    lhs, rhs = node.inputs[:2]
+    from ._conv_more import einsum_matmul
+
+    prod = einsum_matmul(cx, node, lhs, rhs, rank, None)
+    if prod:
+        alpha = cx.const(a["alpha"], node.in_dtypes[0], hint="alpha")
+        cx.add("Mul", [prod, alpha], node.outputs)
+        return
     perm = list(range(rank))
     perm[-2:] = perm[-1], perm[-2]
-    lhs, rhs = node.inputs[:2]
     if a["transpose_a"]:
         lhs = cx.add("Transpose", [lhs], perm=perm)
     if a["transpose_b"]:

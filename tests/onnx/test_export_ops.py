@@ -391,6 +391,9 @@ CASES = {
             F.broadcast_mod(a, b),
             F.batch_dot(F.Cast(x, dtype="float64"), F.Cast(y, dtype="float64"), transpose_b=True),
             F.batch_dot(F.Cast(x, dtype="float64"), F.Cast(y, dtype="float64"), transpose_a=True),
+            F.linalg.gemm2(
+                F.Cast(x, dtype="float64"), F.Cast(y, dtype="float64"), transpose_b=True, alpha=0.5
+            ),
         ],
         [
             mx.nd.array([1, 0]),
