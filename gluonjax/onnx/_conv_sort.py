@@ -229,11 +229,9 @@ def sequence_mask(cx, node):
         raise cx.unsupported(f"axis {a['axis']} of a static length (axis 0 or 1)")
     steps = np.arange(shape[axis]).reshape([-1, 1] if axis == 0 else [1, -1])
     lengths = cx.add("Cast", [node.inputs[1]], to=cx.onnx.TensorProto.INT64)
-    keep = cx.add("Less", [cx.const(steps.astype(np.int64), hint="steps"), lengths])
     if axis == 1:  # (batch, time): lengths run along axis 0
-        keep = cx.add(
-            "Less", [cx.const(steps.astype(np.int64), hint="steps"), cx.unsqueeze(lengths, [1])]
-        )
+        lengths = cx.unsqueeze(lengths, [1])
+    keep = cx.add("Less", [cx.const(steps.astype(np.int64), hint="steps"), lengths])
     keep = cx.unsqueeze(keep, list(range(2, len(shape)))) if len(shape) > 2 else keep
     value = cx.const(a["value"], dtype, hint="value")
     cx.add("Where", [keep, node.inputs[0], value], node.outputs)

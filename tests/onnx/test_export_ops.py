@@ -417,6 +417,13 @@ CASES = {
             mx.nd.array([[1, 4, 2], [3, 0, 4]], dtype="int32"),
         ],
     ),
+    "sequence_mask": (
+        lambda F, x, n0, n1: [
+            F.SequenceMask(x, n0, use_sequence_length=True, value=-2.0),
+            F.SequenceMask(x, n1, use_sequence_length=True, axis=1),
+        ],
+        [_x(4, 3, 2), mx.nd.array([1, 4, 2]), mx.nd.array([0, 3, 1, 2])],
+    ),
 }
 
 
