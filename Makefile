@@ -9,7 +9,7 @@ MXVENV := .venv-mxnet
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,gluoncv]'
+	$(PY) -m pip install -q -e '.[test,gluoncv,onnx]'
 	$(PY) -m pip install -q --no-deps 'gluoncv==0.10.5'
 	touch $@
 

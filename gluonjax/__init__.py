@@ -87,13 +87,26 @@ contrib.sym = contrib.symbol = symbol.contrib
 from .contrib import autograd as _contrib_autograd  # noqa: E402,F401
 from .contrib import text as _contrib_text  # noqa: E402,F401
 
+
+def _contrib_getattr(name):
+    # mx.contrib.onnx (a higher layer than the contrib package): imported on first use,
+    # so importing gluonjax never imports the onnx package
+    if name == "onnx":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.contrib.onnx")
+    raise AttributeError(f"module {contrib.__name__!r} has no attribute {name!r}")
+
+
+contrib.__getattr__ = _contrib_getattr
 symbol.npx = npx  # npx functions given a Symbol build symbols (see numpy._array.SYMBOLIC)
 
-_LAZY = ("test_utils",)
+_LAZY = ("test_utils", "onnx")
 
 
 def __getattr__(name):
-    # test_utils pulls in numpy.testing: imported on first use (``mx.test_utils``)
+    # test_utils pulls in numpy.testing, onnx the onnx package: imported on first use
+    # (``mx.test_utils``, ``mx.onnx``)
     if name in _LAZY:
         import importlib
 

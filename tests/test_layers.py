@@ -34,7 +34,7 @@ LAYERS = [
         "optimizer/kvstore",
         "optimizer kvstore initializer _init operator _custom_op _legacy_op monitor",
     ),
-    ("gluon", "gluon io image data rnn deploy contrib.text"),
+    ("gluon", "gluon io image data rnn deploy contrib.text onnx contrib.onnx"),
     ("module", "module model callback contrib.svrg_optimization"),
     ("tools", "test_utils tools demo mxnet_alias run launch"),
 ]
@@ -103,7 +103,7 @@ def edges():
 
 # ``mx.contrib`` gathers MXNet's contrib modules of every height: its package (control
 # flow, ``nd.contrib``) is an ops unit, each of these submodules a unit of its own layer.
-CONTRIB_UNITS = {"autograd", "text", "svrg_optimization"}
+CONTRIB_UNITS = {"autograd", "text", "svrg_optimization", "onnx"}
 
 
 def unit(mod):

@@ -380,3 +380,26 @@ MORE_BAD = [
 def test_more_malformed_json(case, make, needle):
     with pytest.raises(FileFormatError, match=needle):
         mx.sym.load_json(make())
+
+
+def test_getitem_node_survives_a_json_round_trip(tmp_path):
+    """x[0:1] in a hybridized forward is a _getitem node; its key, stored as text in the
+    JSON file, is read back (shape inference and execution of the loaded graph)."""
+    import numpy as np
+
+    import gluonjax as mx
+
+    class M(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x[1:3, ::-1][None] * 2
+
+    net = M()
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.array(np.arange(12).reshape(3, 4))
+    net(x)
+    net.export(str(tmp_path / "m"), stablehlo=False)
+    sym = mx.sym.load(str(tmp_path / "m-symbol.json"))
+    assert sym.infer_shape(data=(3, 4))[1] == [(1, 2, 4)]
+    out = sym.bind(mx.cpu(), {"data": x}).forward()[0].asnumpy()
+    np.testing.assert_array_equal(out, (np.arange(12).reshape(3, 4)[1:3, ::-1][None] * 2))

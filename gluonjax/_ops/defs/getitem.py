@@ -13,7 +13,17 @@ from ..bounds import check_key
 from ..registry import Attr, register
 
 
+def parse_key(key):
+    """The key as a tuple: a symbol JSON file stores it as its text."""
+    if isinstance(key, str):
+        import ast
+
+        key = ast.literal_eval(key)
+    return tuple(tuple(k) for k in key)
+
+
 def build_index(key, arrays):
+    key = parse_key(key)
     it = iter(arrays)
     out = []
     for k in key:
@@ -37,6 +47,7 @@ def getitem(data, *index, key):
 
     An integer index past its axis raises ``IndexError`` (checked against the static
     shape when the kernel is traced)."""
+    key = parse_key(key)
     check_key(key, data.shape, "NDArray[...]")
     out = data[build_index(key, index)]
     if out.ndim == 0:
@@ -47,6 +58,7 @@ def getitem(data, *index, key):
 @register("_setitem", variadic=True, attrs={"key": Attr("raw", ())})
 def setitem(data, value, *index, key):
     """A copy of ``data`` with ``data[key] = value`` (value broadcast to the slot)."""
+    key = parse_key(key)
     check_key(key, data.shape, "NDArray[...] = value")
     idx = build_index(key, index)
     slot = data[idx].shape
