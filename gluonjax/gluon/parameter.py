@@ -397,9 +397,9 @@ class Constant(Parameter):
     """A parameter that is not trained (grad_req 'null'), holding ``value``."""
 
     def __init__(self, name, value):
-        if isinstance(value, NDArray) or isinstance(value, np.ndarray):
-            value = np.asarray(getattr(value, "_data", value))
-        else:  # lists and scalars become float32, as nd.array makes them
+        if isinstance(value, NDArray):  # keeps its dtype
+            value = np.asarray(value._data)
+        else:  # numpy arrays, lists and scalars become float32, as MXNet's nd.array makes them
             value = np.asarray(value, dtype=np.float32)
         from .. import initializer as _init
 

@@ -367,3 +367,12 @@ def test_summary_of_a_deferred_rnn_layer_with_begin_state(capsys):
     text = capsys.readouterr().out
     assert "LSTM-1" in text and "(80, 32, 30)" in text
     assert f"Total params: {4 * 30 * (5 + 30) + 2 * 4 * 30}" in text
+
+
+def test_constant_from_a_numpy_array_is_float32_as_mxnet():
+    """MXNet 1.9.1: ``gluon.Constant('c', np.arange(4)).dtype`` is float32 (nd.array's
+    default for non-NDArray sources); an NDArray keeps its dtype. gluoncv's YOLOv3 adds
+    its int64-built offsets Constant to float32 predictions."""
+    assert mx.gluon.Constant("c", np.arange(4)).dtype == np.float32
+    assert mx.gluon.Constant("c", np.ones(2, dtype=np.float64)).dtype == np.float32
+    assert mx.gluon.Constant("c", mx.nd.array([1, 2], dtype="int32")).dtype == np.int32
