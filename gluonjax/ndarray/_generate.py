@@ -75,9 +75,13 @@ def _named_inputs(op, args, kwargs):
     attr_kw = {k: v for k, v in kwargs.items() if k in op.attrs}
     given = {k: v for k, v in kwargs.items() if k not in op.attrs}
     strays = [k for k, v in given.items() if not hasattr(v, "shape") and v is not None]
-    if strays and not any(not a.startswith("_") for a in op.attrs):
+    if not any(not a.startswith("_") for a in op.attrs):
         # MXNet's ops without parameters ignore extra keyword arguments (broadcast_*(..., axis=1))
-        given = {k: v for k, v in given.items() if k not in strays}
+        # (a None one too, unless it names an input)
+        inputs = () if op.variadic else op.input_names(_defaults(op))
+        given = {
+            k: v for k, v in given.items() if k not in strays and (v is not None or k in inputs)
+        }
         strays = []
     if strays:  # a misspelled attribute: say so before "required attribute is missing"
         raise op.unknown_keywords(strays)

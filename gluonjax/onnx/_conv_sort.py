@@ -159,7 +159,9 @@ def arange_like(cx, node):
         raise cx.unsupported("arange_like of a dynamic shape")
     a = node.attrs
     n = int(np.prod(out))
-    values = a["start"] + a["step"] * (np.arange(n) // a["repeat"])
+    # arange(n) without stop counts from 0 to n, as range(n)
+    start = 0 if node.op.name == "_arange" and a.get("stop") is None else a["start"]
+    values = start + a["step"] * (np.arange(n) // a["repeat"])
     arr = values.reshape(out).astype(node.out_dtypes[0])
     cx.add("Identity", [cx.const(arr, hint="arange")], node.outputs)
 

@@ -57,7 +57,15 @@ def lookup(op_name):
 
 
 def _load():
-    from . import _conv_math, _conv_more, _conv_nn, _conv_rnn, _conv_shape, _conv_sort  # noqa: F401
+    from . import (  # noqa: F401
+        _conv_contrib,
+        _conv_math,
+        _conv_more,
+        _conv_nn,
+        _conv_rnn,
+        _conv_shape,
+        _conv_sort,
+    )
 
 
 def newest_opset():

@@ -132,7 +132,11 @@ def create(op, args, kwargs, name=None, attr=None, hint=None):
         # None is left out (``SequenceReverse(x, sequence_length=None)``, ``bias=None``)
         unknown = [k for k, v in given.items() if k not in names]
         if unknown and all(given[k] is None for k in unknown):
-            unknown = [k for k in unknown if k not in _signature_inputs(op, attrs)]
+            # ops without parameters ignore any extra keyword (``zeros_like(x, dtype=None)``)
+            paramless = not any(not a.startswith("_") for a in op.attrs)
+            unknown = [
+                k for k in unknown if not paramless and k not in _signature_inputs(op, attrs)
+            ]
         if unknown or len(args) > len(names):
             raise MXNetError(
                 f"{op.name}: unknown input(s) {unknown or args[len(names) :]}; inputs are "

@@ -424,6 +424,29 @@ CASES = {
         ],
         [_x(4, 3, 2), mx.nd.array([1, 4, 2]), mx.nd.array([0, 3, 1, 2])],
     ),
+    "resize_adaptive_pool": (
+        lambda F, x: [
+            F.contrib.BilinearResize2D(x, height=7, width=13),
+            F.contrib.BilinearResize2D(x, height=2, width=3),
+            F.contrib.BilinearResize2D(x, scale_height=1.7, scale_width=0.6),
+            F.contrib.BilinearResize2D(x, height=9, width=4, align_corners=False),
+            F.contrib.BilinearResize2D(x, height=5, width=5),
+            F.contrib.AdaptiveAvgPooling2D(x, output_size=1),
+            F.contrib.AdaptiveAvgPooling2D(x, output_size=(3, 2)),
+            F.contrib.AdaptiveAvgPooling2D(x, output_size=(2, 5)),
+            F.contrib.AdaptiveAvgPooling2D(x, output_size=(5, 5)),
+        ],
+        [_x(2, 3, 5, 10)],
+    ),
+    "interleaved_attention": (
+        lambda F, qkv, att, q, kv, att2: [
+            F.contrib.interleaved_matmul_selfatt_qk(qkv, heads=2),
+            F.contrib.interleaved_matmul_selfatt_valatt(qkv, att, heads=2),
+            F.contrib.interleaved_matmul_encdec_qk(q, kv, heads=2),
+            F.contrib.interleaved_matmul_encdec_valatt(kv, att2, heads=2),
+        ],
+        [_x(4, 3, 2 * 3 * 5), _x(6, 4, 4), _x(2, 3, 2 * 5), _x(4, 3, 2 * 2 * 5), _x(6, 2, 4)],
+    ),
 }
 
 

@@ -152,3 +152,19 @@ def test_ops_without_parameters_ignore_extra_keywords_in_sym_as_in_nd():
     want = mx.nd.zeros_like(data, dtype="int64")
     np.testing.assert_array_equal(got.asnumpy(), np.zeros(3, np.int32))
     assert got.dtype == want.dtype == np.int32
+
+
+def test_none_keywords_of_parameterless_ops_are_ignored_but_not_of_others():
+    # MXNet 1.9.1: zeros_like(x, dtype=None) and relu(x, foo=None) run (the op has no
+    # parameters to check them against); FullyConnected(..., foo=None) raises
+    # "Cannot find argument 'foo'" (checked against MXNet 1.9.1)
+    data = mx.nd.array(np.arange(6).reshape(2, 3))
+    assert mx.nd.zeros_like(data, dtype=None).dtype == np.float32
+    assert mx.nd.relu(data, foo=None).shape == (2, 3)
+    x = mx.sym.var("x")
+    assert mx.sym.ones_like(x, dtype=None).infer_type(x="float32")[1] == [np.float32]
+    assert mx.sym.relu(x, foo=None).infer_shape(x=(2, 3))[1] == [(2, 3)]
+    with pytest.raises(mx.base.MXNetError, match="foo"):
+        mx.nd.FullyConnected(data, mx.nd.ones((2, 3)), mx.nd.ones(2), num_hidden=2, foo=None)
+    with pytest.raises(mx.base.MXNetError, match="foo"):
+        mx.sym.FullyConnected(x, num_hidden=2, foo=None)

@@ -150,13 +150,56 @@ def norm(g, node):
     return S.norm(x, ord=ord_, axis=axis, keepdims=keep, name=_name(node))
 
 
+def _text(value, default):
+    value = default if value is None else value
+    return value.decode() if isinstance(value, bytes) else value
+
+
+# ONNX's coordinate modes that MXNet's BilinearResize2D computes: ``align_corners``, and
+# ``(dst + 0.5) * in / out - 0.5`` clamped at 0 (``half_pixel``; PyTorch's form differs
+# only for an output of size 1)
+_LINEAR_MODES = {"align_corners": True, "half_pixel": False, "pytorch_half_pixel": False}
+
+
+def _resize_linear(g, node, a):
+    coords = _text(a.get("coordinate_transformation_mode"), "half_pixel")
+    if coords not in _LINEAR_MODES:
+        raise g.fail(f"linear Resize with coordinate_transformation_mode {coords!r}")
+    shape = g.need_shape(node.input[0], "Resize's input")
+    if len(shape) != 4:
+        raise g.fail(f"linear Resize of a {len(shape)}-d input (2-d images, NCHW, import)")
+    sizes = g.const(node.input[3]) if len(node.input) > 3 and node.input[3] else None
+    scales = g.const(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+    if sizes is not None and sizes.size:
+        out = [int(v) for v in sizes]
+    elif scales is not None and scales.size:
+        out = [int(n * float(s)) for n, s in zip(shape, scales)]
+    elif node.output[0] in g.shapes:  # sizes computed in the graph: shape inference's
+        out = list(g.shapes[node.output[0]])
+    else:
+        raise g.fail("linear Resize whose sizes or scales are known only at run time")
+    if out[:2] != list(shape[:2]):
+        raise g.fail(f"linear Resize of the batch or channel axis ({shape} -> {out})")
+    if coords == "pytorch_half_pixel" and 1 in out[2:]:
+        raise g.fail("pytorch_half_pixel Resize to a size of 1")
+    return S.contrib.BilinearResize2D(
+        g.sym(node.input[0]),
+        height=out[2],
+        width=out[3],
+        align_corners=_LINEAR_MODES[coords],
+        name=_name(node),
+    )
+
+
 @importer("Resize")
 def resize(g, node):
     a = g.attrs(node)
-    mode = a.get("mode", b"nearest")
+    mode = _text(a.get("mode"), "nearest")
+    if mode == "linear":
+        return _resize_linear(g, node, a)
     scales = g.const(node.input[2]) if len(node.input) > 2 and node.input[2] else None
-    if mode not in (b"nearest", "nearest") or scales is None:
-        raise g.fail("only nearest Resize with constant scales imports")
+    if mode != "nearest" or scales is None:
+        raise g.fail(f"{mode} Resize (nearest with constant scales and linear import)")
     s = [float(v) for v in scales]
     if s[:2] != [1.0, 1.0] or len(set(s[2:])) != 1 or s[2] != int(s[2]):
         raise g.fail(f"scales {s} (one integer scale of the spatial axes)")

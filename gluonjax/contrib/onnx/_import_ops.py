@@ -114,7 +114,8 @@ def matmul(g, node):
             flatten=False,
             name=_name(node),
         )
-    raise g.fail(f"MatMul of ranks {ra} and {rb}")
+    # any other ranks: NumPy's matmul, broadcasting the leading axes
+    return S._internal._npi_matmul(a, b, name=_name(node))
 
 
 def _cols(g, node):
