@@ -81,3 +81,11 @@ case("mdeformconv-dilate", MD, _nd(r(1, 2, 6, 6), _off(1, 8, 6, 6), u(0.1, 1.0, 
                                    r(2, 2, 2, 2), r(2)), kernel="(2, 2)", num_filter="2",
      dilate=(2, 2), pad=(1, 1))
 # fmt: on
+
+# fmt: off
+# MXNet's legacy Crop (NCHW windows; the second input gives its height and width only)
+case("crop-hw", "Crop", [r(2, 3, 6, 7)], h_w=(3, 4), offset=(2, 1))
+case("crop-like", "Crop", [r(1, 2, 5, 6), r(1, 1, 3, 2)], offset=(1, 3))
+case("crop-center-like", "Crop", [r(1, 2, 6, 5), r(2, 2, 3, 3)], center_crop=True)
+case("crop-center-hw", "Crop", [r(1, 1, 7, 7)], h_w=(4, 3), center_crop=True)
+# fmt: on

@@ -121,3 +121,118 @@ def encdec_valatt(cx, node):
     heads = node.attrs["heads"]
     t, d = _heads(cx, node.inputs[0], node.in_shapes[0], heads, 2)
     _weighted_values(cx, node, node.inputs[1], _part(cx, t, 1), heads, d)
+
+
+@converter("Crop")
+def crop(cx, node):
+    from .._ops.defs.resize import crop_window
+
+    a = node.attrs
+    like = node.in_shapes[1] if len(node.in_shapes) > 1 else None
+    if 0 in node.in_shapes[0][2:] or (like is not None and 0 in like[2:]):
+        raise cx.unsupported("Crop of a dynamic height or width")
+    top, left, h, w = crop_window(
+        node.in_shapes[0], like, offset=a["offset"], h_w=a["h_w"], center_crop=a["center_crop"]
+    )
+    cx.add(
+        "Slice",
+        [
+            node.inputs[0],
+            cx.ints([top, left], "starts"),
+            cx.ints([top + h, left + w], "ends"),
+            cx.ints([2, 3], "axes"),
+        ],
+        node.outputs[:1],
+    )
+
+
+# -- random draws: ONNX Runtime's generator, not MXNet's; the distributions and shapes agree
+
+
+def _random_shape(cx, node):
+    shape = [int(d) for d in node.out_shapes[0]]
+    if 0 in shape:
+        raise cx.unsupported(f"a random draw of a shape known only at run time ({shape})")
+    return shape
+
+
+def _onnx_type(cx, dtype):
+    from ._export import onnx_dtype
+
+    return onnx_dtype(cx.onnx, dtype)
+
+
+@converter("_random_uniform")
+def random_uniform(cx, node):
+    a = node.attrs
+    cx.add(
+        "RandomUniform",
+        [],
+        node.outputs[:1],
+        low=float(a["low"]),
+        high=float(a["high"]),
+        shape=_random_shape(cx, node),
+        dtype=_onnx_type(cx, node.out_dtypes[0]),
+    )
+
+
+@converter("_random_normal")
+def random_normal(cx, node):
+    a = node.attrs
+    cx.add(
+        "RandomNormal",
+        [],
+        node.outputs[:1],
+        mean=float(a["loc"]),
+        scale=float(a["scale"]),
+        shape=_random_shape(cx, node),
+        dtype=_onnx_type(cx, node.out_dtypes[0]),
+    )
+
+
+@converter("_random_uniform_like", "_random_normal_like")
+def random_like(cx, node):
+    a = node.attrs
+    if node.op.name == "_random_uniform_like":
+        op_type, extra = "RandomUniformLike", dict(low=float(a["low"]), high=float(a["high"]))
+    else:
+        op_type, extra = "RandomNormalLike", dict(mean=float(a["loc"]), scale=float(a["scale"]))
+    cx.add(
+        op_type,
+        node.inputs[:1],
+        node.outputs[:1],
+        dtype=_onnx_type(cx, node.out_dtypes[0]),
+        **extra,
+    )
+
+
+@converter("_sample_multinomial")
+def sample_multinomial(cx, node):
+    """ONNX Multinomial draws from the rows of 2-d log-probabilities."""
+    a = node.attrs
+    if a["get_prob"]:
+        raise cx.unsupported("get_prob=True (ONNX Multinomial gives no log-likelihoods)")
+    shape, sample = node.in_shapes[0], tuple(a["shape"])
+    if len(shape) != 2 or len(sample) > 1:
+        raise cx.unsupported(
+            f"data of shape {shape} with sample shape {sample} (ONNX Multinomial draws "
+            "one axis of samples from 2-d probabilities)"
+        )
+    n = sample[0] if sample else 1
+    probs = node.inputs[0]
+    if node.in_dtypes[0] != np.float32:
+        probs = cx.add("Cast", [probs], to=cx.onnx.TensorProto.FLOAT)
+    out_dtype = np.dtype(node.out_dtypes[0])
+    drawn = out_dtype if out_dtype in (np.int32, np.int64) else np.dtype(np.int32)
+    draws = cx.add(
+        "Multinomial",
+        [cx.add("Log", [probs])],
+        sample_size=int(n),
+        dtype=_onnx_type(cx, drawn),
+    )
+    if not sample:  # MXNet's empty sample shape: one draw per row, no sample axis
+        draws = cx.squeeze(draws, [1])
+    if drawn == out_dtype:
+        cx.add("Identity", [draws], node.outputs[:1])
+    else:
+        cx.add("Cast", [draws], node.outputs[:1], to=_onnx_type(cx, out_dtype))

@@ -256,11 +256,27 @@ _F32_PARAMS = {
 }
 
 
-def _out_dtype(op, node, attrs, ref):
-    if op.name in _INT64_OUT:
-        return np.dtype(np.int64)
-    dt = attrs.get("dtype") if op.name in _DTYPE_OUT or not node.inputs else None
-    return dtype_of(dt) if dt else ref
+def _out_dtypes(op, node, attrs, ref):
+    """Each output's dtype: most ops give their data's; the exceptions are MXNet's."""
+    n = node.num_outputs
+    name = op.name
+    if name in _INT64_OUT:
+        return [np.dtype(np.int64)] * n
+    dt = attrs.get("dtype")
+    if name in ("argsort", "topk"):  # the indices take ``dtype``; values the data's
+        idx = dtype_of(dt or "float32")
+        if name == "argsort" or attrs.get("ret_typ") == "indices":
+            return [idx] * n
+        return [ref, idx] if attrs.get("ret_typ") == "both" else [ref] * n
+    if name == "_sample_multinomial":  # the draws, then (get_prob) their log-likelihoods
+        return [dtype_of(dt or "int32"), ref][:n]
+    if op.random and not name.endswith("_like"):  # draws default to float32 (randint int32)
+        return [dtype_of(dt or ("int32" if name == "_random_randint" else "float32"))] * n
+    if name in _DTYPE_OUT or not node.inputs:
+        return [dtype_of(dt) if dt else ref] * n
+    if name in ("softmax", "log_softmax", "softmin") and dt:
+        return [dtype_of(dt)] * n
+    return [ref] * n
 
 
 def _in_dtype(op, attrs, name, ref):
@@ -305,7 +321,6 @@ def infer_dtypes(sym, var_dtypes):
                     f"have one dtype (as in MXNet), got {shown}; cast one of them "
                     f"(sym.Cast(x, dtype=...)) or give the variables one dtype"
                 )
-        out = _out_dtype(op, node, attrs, ref)
-        for i in range(node.num_outputs):
+        for i, out in enumerate(_out_dtypes(op, node, attrs, ref)):
             dtypes[(id(node), i)] = out
     return dtypes

@@ -447,6 +447,14 @@ CASES = {
         ],
         [_x(4, 3, 2 * 3 * 5), _x(6, 4, 4), _x(2, 3, 2 * 5), _x(4, 3, 2 * 2 * 5), _x(6, 2, 4)],
     ),
+    "Crop": (
+        lambda F, x, like: [
+            F.Crop(x, h_w=(3, 4), offset=(2, 1)),
+            F.Crop(x, like, offset=(1, 3)),
+            F.Crop(x, like, center_crop=True),
+        ],
+        [_x(2, 3, 6, 8), _x(1, 1, 4, 2)],
+    ),
 }
 
 
@@ -509,3 +517,39 @@ def test_every_case_op_has_a_converter():
         "negative",
     ):
         assert name in support, name
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_random_ops_export_as_onnx_draws(opset, tmp_path):
+    """ONNX Runtime draws with its own generator: shapes, dtypes and the distributions
+    agree with gluonjax's draws (moments of 20,000 draws; one-hot rows of multinomial)."""
+    n = 20000
+    probs = np.array([[0.0, 1.0, 0.0], [0.2, 0.3, 0.5]], np.float32)
+
+    def fn(F, x, p):
+        return [
+            F.random_uniform(low=-2.0, high=4.0, shape=(n,)),
+            F.random_normal(loc=1.5, scale=2.0, shape=(2, n // 2), dtype="float64"),
+            F.random.uniform_like(x, low=3.0, high=5.0),
+            F.random.normal_like(x, loc=-1.0, scale=0.5),
+            F.sample_multinomial(p, shape=n),
+            F.sample_multinomial(p),
+            x,
+        ]
+
+    x = mx.nd.zeros((4, n // 4), dtype="float16")
+    ours, got = export_op(tmp_path, fn, [x, mx.nd.array(probs)], opset=opset, name="rand")
+    for g, w in zip(got, ours):
+        assert g.shape == w.shape and g.dtype == w.dtype
+    uni, nrm, uni_like, nrm_like, multi, one = got[:6]
+    assert uni.min() >= -2.0 and uni.max() < 4.0 and abs(uni.mean() - 1.0) < 0.1
+    assert abs(nrm.mean() - 1.5) < 0.1 and abs(nrm.std() - 2.0) < 0.1
+    assert uni_like.min() >= 3.0 and uni_like.max() <= 5.0
+    assert abs(uni_like.astype(np.float64).mean() - 4.0) < 0.05
+    assert abs(nrm_like.astype(np.float64).mean() + 1.0) < 0.05
+    assert (multi[0] == 1).all() and one[0] == 1
+    freq = np.bincount(multi[1], minlength=3) / n
+    np.testing.assert_allclose(freq, probs[1], atol=0.02)
+    for mine, theirs in zip(ours[:4], got[:4]):  # gluonjax's draws follow the same laws
+        mine, theirs = mine.astype(np.float64), theirs.astype(np.float64)
+        assert abs(mine.mean() - theirs.mean()) < 0.1 and abs(mine.std() - theirs.std()) < 0.1

@@ -168,3 +168,29 @@ def test_none_keywords_of_parameterless_ops_are_ignored_but_not_of_others():
         mx.nd.FullyConnected(data, mx.nd.ones((2, 3)), mx.nd.ones(2), num_hidden=2, foo=None)
     with pytest.raises(mx.base.MXNetError, match="foo"):
         mx.sym.FullyConnected(x, num_hidden=2, foo=None)
+
+
+def test_infer_type_of_ops_whose_outputs_take_their_own_dtype():
+    # each expected list is what MXNet 1.9.1's infer_type answers for float16 data
+    x = mx.sym.var("x")
+    S, f16, f32, f64, i32 = mx.sym, np.float16, np.float32, np.float64, np.int32
+    cases = [
+        (S.argsort(x), [f32]),
+        (S.argsort(x, dtype="int32"), [i32]),
+        (S.topk(x), [f32]),
+        (S.topk(x, ret_typ="both", dtype="int32"), [f16, i32]),
+        (S.topk(x, ret_typ="value"), [f16]),
+        (S.topk(x, ret_typ="mask"), [f16]),
+        (S.sample_multinomial(x), [i32]),
+        (S.sample_multinomial(x, get_prob=True, dtype="uint8"), [np.uint8, f16]),
+        (S.sample_normal(x, x), [f32]),
+        (S.sample_normal(x, x, dtype="float64"), [f64]),
+        (S.softmax(x, dtype="float64"), [f64]),
+        (S.argmax(x), [f16]),
+        (S.random.uniform_like(x), [f16]),
+    ]
+    for sym, want in cases:
+        assert sym.infer_type(x="float16")[1] == want, sym.list_outputs()
+    assert S.random.randint(0, 5, shape=(2,)).infer_type()[1] == [i32]
+    assert S.random_uniform(shape=(2,)).infer_type()[1] == [f32]
+    assert S.random_normal(shape=(2,), dtype="float64").infer_type()[1] == [f64]

@@ -181,3 +181,71 @@ def adaptive_avg_pooling(data, *, output_size):
         raise ValueError(f"output_size must be positive, got {output_size}")
     h, w = data.shape[2:]
     return _separable(data, _avg_matrix(h, oh), _avg_matrix(w, ow))
+
+
+def crop_window(data_shape, like_shape, *, offset, h_w, center_crop):
+    """``(top, left, height, width)`` of MXNet's legacy ``Crop`` for NCHW ``data_shape``."""
+    if len(data_shape) != 4:
+        raise ValueError(f"Crop expects 4-D NCHW data, got shape {tuple(data_shape)}")
+    big_h, big_w = data_shape[2], data_shape[3]
+    if like_shape is None:
+        if len(h_w) != 2:
+            raise ValueError(f"Crop needs h_w=(height, width) with one input, got {h_w}")
+        h, w = h_w
+        if not (1 <= h <= big_h and 1 <= w <= big_w):
+            raise ValueError(f"Crop h_w={tuple(h_w)} must lie within the input's {big_h}x{big_w}")
+    else:
+        if len(like_shape) != 4:
+            raise ValueError(f"Crop's crop_like must be 4-D NCHW, got {tuple(like_shape)}")
+        h, w = like_shape[2], like_shape[3]
+        if h > big_h or w > big_w:
+            raise ValueError(
+                f"Crop to crop_like's {h}x{w} is larger than the input's {big_h}x{big_w}"
+            )
+    if center_crop:
+        return (big_h - h) // 2, (big_w - w) // 2, h, w
+    if len(offset) != 2:
+        raise ValueError(f"Crop offset must be (y, x), got {offset}")
+    top, left = offset
+    if not (0 <= top <= big_h - h and 0 <= left <= big_w - w):
+        raise ValueError(
+            f"Crop offset={tuple(offset)} puts the {h}x{w} window outside the input's "
+            f"{big_h}x{big_w}: it must be within (0..{big_h - h}, 0..{big_w - w})"
+        )
+    return top, left, h, w
+
+
+@register(
+    "Crop",
+    variadic=True,
+    attrs={
+        "num_args": Attr("int"),
+        "offset": Attr("shape", (0, 0)),
+        "h_w": Attr("shape", (0, 0)),
+        "center_crop": Attr("bool", False),
+    },
+)
+def crop(*args, num_args, offset, h_w, center_crop):
+    """MXNet's legacy ``Crop`` of NCHW data (not ``crop``, the alias of ``slice``): a
+    window of height and width ``h_w`` (one input) or of the second input's height and
+    width (two inputs; that input gives its shape only and gets a zero gradient), at
+    ``offset`` (y, x), or centred with ``center_crop``.
+
+    Examples
+    --------
+    >>> import gluonjax as mx
+    >>> x = mx.nd.arange(16).reshape((1, 1, 4, 4))
+    >>> mx.nd.Crop(x, h_w=(2, 2), offset=(1, 2))[0, 0].asnumpy()
+    array([[ 6.,  7.],
+           [10., 11.]], dtype=float32)
+    """
+    if num_args != len(args) or not 1 <= len(args) <= 2:
+        raise ValueError(f"Crop takes 1 or 2 inputs (num_args={num_args}), got {len(args)}")
+    top, left, h, w = crop_window(
+        args[0].shape,
+        args[1].shape if len(args) == 2 else None,
+        offset=offset,
+        h_w=h_w,
+        center_crop=center_crop,
+    )
+    return args[0][:, :, top : top + h, left : left + w]
