@@ -128,6 +128,40 @@ def test_op_without_importer_names_node_op_and_opset(tmp_path):
     assert "'hm'" in msg and "Hardmax" in msg and "opset 13" in msg
 
 
+def test_shape_computed_from_a_run_time_size_names_node(tmp_path):
+    """Reshape(x, (2 * x.shape[0], 2)) with a symbolic batch: the product of a size known
+    only when the graph runs does not import; the error says which node and why."""
+    from onnx import helper
+
+    def const(name, value):
+        return helper.make_node(
+            "Constant", [], [name], value=helper.make_tensor(name, 7, [len(value)], value)
+        )
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        const("i", [0]),
+        helper.make_node("Gather", ["s", "i"], ["n"]),
+        const("two", [2]),
+        helper.make_node("Mul", ["n", "two"], ["n2"]),
+        helper.make_node("Concat", ["n2", "two"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["y"], name="fold"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["m", 2])],
+    )
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    with pytest.raises(ONNXImportError) as err:
+        mx.contrib.onnx.import_model(str(path))
+    msg = str(err.value)
+    assert "'fold'" in msg and "Reshape" in msg and "the target shape ('shape')" in msg
+    assert isinstance(err.value, (base.MXNetError, ValueError))
+
+
 def test_importing_gluonjax_does_not_import_onnx():
     import subprocess
     import sys

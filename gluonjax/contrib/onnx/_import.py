@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import symbol as S
 from ...onnx._errors import ONNXImportError
+from ._import_dims import fold
 
 __all__ = ["IMPORTERS", "Graph"]
 
@@ -34,6 +35,8 @@ class Graph:
         self.graph = graph
         self.consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
         self.ranks, self.shapes = {}, {}
+        self.partial = {}  # tensor -> its shape from ONNX shape inference, None where symbolic
+        self.dims = {}  # tensor -> a shape value holding run-time sizes (_import_dims.Dim)
         self.shape_of = {}  # output of a Shape node -> the tensor it measures
         try:
             inferred = onnx.shape_inference.infer_shapes(model)
@@ -45,6 +48,9 @@ class Graph:
                 if vi.type.tensor_type.HasField("shape"):
                     dims = vi.type.tensor_type.shape.dim
                     self.ranks[vi.name] = len(dims)
+                    self.partial[vi.name] = tuple(
+                        d.dim_value if d.HasField("dim_value") else None for d in dims
+                    )
                     if all(d.HasField("dim_value") for d in dims):
                         self.shapes[vi.name] = tuple(d.dim_value for d in dims)
         except Exception:  # ranks unknown: importers that need one say so
@@ -72,6 +78,11 @@ class Graph:
 
     def need_const(self, name, what):
         value = self.const(name)
+        if value is None and name in self.dims:
+            raise self.fail(
+                f"{what} ('{name}') must be a constant; it is {self.dims[name].tolist()}, "
+                "sizes known only when the graph runs"
+            )
         if value is None:
             raise self.fail(f"{what} ('{name}') must be a constant (an initializer)")
         return value
@@ -119,7 +130,10 @@ class Graph:
             if node.op_type == "Constant":
                 self.consts[node.output[0]] = _constant_value(self, node)
                 continue
-            fn = IMPORTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+            onnx_op = node.domain in ("", "ai.onnx")
+            if onnx_op and _fold(self, node):  # integer shape arithmetic, at import time
+                continue
+            fn = IMPORTERS.get(node.op_type) if onnx_op else None
             if fn is None:
                 raise self.fail(
                     "no importer for this op; mx.contrib.onnx.get_import_support() lists "
@@ -142,6 +156,15 @@ class Graph:
             else:
                 heads.append(self.sym(vi.name))
         return heads[0] if len(heads) == 1 else S.Group(heads)
+
+
+def _fold(g, node):
+    try:
+        return fold(g, node)
+    except ONNXImportError:
+        raise
+    except Exception as err:
+        raise g.fail(f"computing it at import time: {type(err).__name__}: {err}") from err
 
 
 def _constant_value(g, node):

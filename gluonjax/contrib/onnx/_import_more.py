@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ... import symbol as S
 from ._import import importer
+from ._import_dims import expand as expand_to
+from ._import_dims import filled
 from ._import_ops import _name
 
 _CMP = {
@@ -92,14 +94,7 @@ def expand(g, node):
     if node.input[1] in g.shape_of:  # Expand(x, Shape(y)): x broadcast like y
         like = g.sym(g.shape_of[node.input[1]])
         return S.broadcast_like(g.sym(node.input[0]), like, name=_name(node))
-    shape = [int(d) for d in g.need_const(node.input[1], "shape")]
-    rank = g.rank(node.input[0])
-    x = g.sym(node.input[0])
-    if len(shape) > rank:
-        x = S.reshape(x, shape=(1,) * (len(shape) - rank) + (-2,))
-    # ONNX's 1 keeps the input's axis; MXNet's 0 does
-    keep = [0 if d == 1 else d for d in shape]
-    return S.broadcast_to(x, shape=tuple(keep), name=_name(node))
+    return expand_to(g, g.sym(node.input[0]), g.rank(node.input[0]), node.input[1], _name(node))
 
 
 @importer("Pad")
@@ -271,5 +266,4 @@ def constant_of_shape(g, node):
     if node.input[0] in g.shape_of:  # the shape of a tensor: a tensor like it
         like = S.zeros_like(g.sym(g.shape_of[node.input[0]]))
         return S.Cast(S._plus_scalar(like, scalar=fill), dtype=dtype, name=_name(node))
-    shape = tuple(int(d) for d in g.need_const(node.input[0], "shape"))
-    return S.full(shape=shape, val=fill, dtype=dtype, name=_name(node))
+    return filled(g, node.input[0], fill, dtype, _name(node))

@@ -71,8 +71,9 @@ def recurrent(g, node):
     def state(i):
         if len(node.input) > i and node.input[i]:
             return g.sym(node.input[i])
-        shape = g.need_shape(node.input[0], "X")
-        return S.zeros(shape=(dirs, shape[1], hidden), dtype=str(w.dtype))
+        # zeros of (directions, batch, hidden), the batch axis following X's
+        zeros = S.zeros(shape=(dirs, 1, hidden), dtype=str(w.dtype))
+        return S.broadcast_like(zeros, x, lhs_axes=(1,), rhs_axes=(1,))
 
     ins = [x, g.sym(pname), state(5)]
     if mode == "lstm":

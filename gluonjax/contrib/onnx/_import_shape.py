@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import symbol as S
 from ._import import importer
+from ._import_dims import reshape_target
 from ._import_ops import _name
 
 
@@ -78,8 +79,8 @@ def reshape(g, node):
     if node.input[1] in g.shape_of:  # Reshape(x, Shape(y)): x in y's shape
         like = g.sym(g.shape_of[node.input[1]])
         return S.reshape_like(g.sym(node.input[0]), like, name=_name(node))
-    shape = g.need_const(node.input[1], "the target shape")
-    return S.reshape(g.sym(node.input[0]), shape=tuple(int(d) for d in shape), name=_name(node))
+    shape = reshape_target(g, node.input[0], node.input[1])
+    return S.reshape(g.sym(node.input[0]), shape=shape, name=_name(node))
 
 
 @importer("Transpose")
