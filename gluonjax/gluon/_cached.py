@@ -113,7 +113,7 @@ class CachedGraph:
             out = block._traced_forward(*args)
             _check_traced(block, out, args, given)  # once per traced signature
             self.out_np = _npm.output_kind(block, out)
-            return out
+            return _as_lists(out)
 
         out, updates, used = pure_call(
             block, self.params, param_values, seed_key, counter, training, run
@@ -442,6 +442,15 @@ class RecomputedVjp:
     @classmethod
     def tree_unflatten(cls, fn, children):
         return cls(fn, *children)
+
+
+def _as_lists(out):
+    """A hybridized call's nested outputs as lists: MXNet 1.x regroups a cached graph's
+    outputs that way (``return a, (b, c)`` gives ``[a, [b, c]]``; eager calls keep the
+    forward's own tuples)."""
+    if isinstance(out, (list, tuple)):
+        return [_as_lists(o) for o in out]
+    return out
 
 
 def pure_call(block, params, values, seed_key, counter, training, run):
