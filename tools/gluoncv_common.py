@@ -55,8 +55,13 @@ SEED = 3
 # Scaled by 0.1 the logits stay below ~4, no score saturates and the top scores are distinct.
 # SSD likewise: with the plain draw every class score is a saturated 1.0 and the box decoder's
 # exp overflows to inf, so its outputs would say little; its predictors are scaled down.
+# YOLOv3 on MobileNet 1.0 too: with the plain draw every score is a saturated 1.0 (all tied)
+# and exp overflows the box sizes to 1e12 or to needles 1e-5 wide, whose overlaps (and so NMS)
+# turn on the last bits of the coordinates; scaled by 0.1 the scores are distinct (< 0.95) and
+# the boxes image-sized.
 # Keys are fnmatch patterns over structural names.
 WEIGHT_SCALE = {
+    "yolo3_mobilenet1.0_voc": {"yolo_outputs.*.prediction.weight": 0.1},
     "center_net_resnet18_v1b_voc": {"heads.0.2.weight": 0.1},
     "ssd_512_resnet50_v1_voc": {
         "class_predictors.*.predictor.weight": 1e-3,

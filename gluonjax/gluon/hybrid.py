@@ -110,6 +110,12 @@ class HybridBlock(Block):
         self._cached = None
         self._fast = None
 
+    def _clear_cached_op(self):
+        """Drop the compiled forward: the next call traces again, with the block's attributes
+        as they are then. MXNet's name; gluoncv's detectors call it after changing a plain
+        attribute (``set_nms``, ``reset_class``)."""
+        self._clear_cached()
+
     # ------------------------------------------------------------ calling
     def __call__(self, x=_NO_ARG, /, *args, **kwargs):
         f = self._fast

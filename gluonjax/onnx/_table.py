@@ -59,6 +59,7 @@ def lookup(op_name):
 def _load():
     from . import (  # noqa: F401
         _conv_contrib,
+        _conv_detect,
         _conv_math,
         _conv_more,
         _conv_nn,

@@ -381,3 +381,28 @@ def test_uninferable_deferred_shape_is_an_error(hybrid):
         blk.hybridize()
     with pytest.raises(MXNetError, match="uninferable0_w"):
         blk(nd.ones((2, 3)))
+
+
+class _Scaled(nn.HybridBlock):
+    """A plain attribute read in the forward (as gluoncv's detectors read nms_thresh)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.scale = 2.0
+
+    def set_scale(self, scale):  # as gluoncv's set_nms: change it, drop the compiled forward
+        self._clear_cached_op()
+        self.scale = scale
+
+    def hybrid_forward(self, F, x):
+        return x * self.scale
+
+
+def test_clear_cached_op_retraces_with_new_attributes():
+    blk = _Scaled()
+    blk.initialize()
+    blk.hybridize()
+    x = nd.ones((2,))
+    np.testing.assert_array_equal(blk(x).asnumpy(), [2, 2])
+    blk.set_scale(5.0)  # MXNet 1.9.1 gives 5 after _clear_cached_op
+    np.testing.assert_array_equal(blk(x).asnumpy(), [5, 5])
