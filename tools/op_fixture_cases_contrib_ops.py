@@ -89,3 +89,6 @@ case("crop-like", "Crop", [r(1, 2, 5, 6), r(1, 1, 3, 2)], offset=(1, 3))
 case("crop-center-like", "Crop", [r(1, 2, 6, 5), r(2, 2, 3, 3)], center_crop=True)
 case("crop-center-hw", "Crop", [r(1, 1, 7, 7)], h_w=(4, 3), center_crop=True)
 # fmt: on
+# SoftmaxOutput of 3-d data with MXNet's inferred label shape data.shape[:-1]: its backward
+# reads the first N labels as the N rows' classes
+case("softmax_output-3d-label", "SoftmaxOutput", [r(2, 3, 4), idx([[1, 5, 2], [7, 0, 3]])])

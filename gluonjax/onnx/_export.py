@@ -135,14 +135,17 @@ def build_model(
     graph = json.loads(sym.tojson())
     nodes, heads = graph["nodes"], graph["heads"]
 
-    # graph inputs: variables that are no parameter; loss labels are dropped
+    # graph inputs: variables that are no parameter; a loss's label variable that the
+    # loss created itself ('softmax_label' of node 'softmax') is dropped, as MXNet does;
+    # a label the user passed in stays an (unused) input, as in MXNet
     labels, as_data = set(), set()
     for node in nodes:
         if node["op"] != "null":
             op, _ = _safe_lookup(node, opset)
             skip = IGNORED_INPUTS.get(op.name, ())
             for pos, entry in enumerate(node["inputs"]):
-                (labels if pos in skip else as_data).add(entry[0])
+                own = nodes[entry[0]]["name"] == f"{node['name']}_label"
+                (labels if pos in skip and own else as_data).add(entry[0])
     labels = {i for i in labels - as_data if nodes[i]["op"] == "null"}
     data_ids = [i for i, n in enumerate(nodes) if n["op"] == "null" and n["name"] not in params]
     if in_shapes is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx_common import OPSETS, export_op
+from onnx_common import OPSETS, export_op, run_ort
 
 import gluonjax as mx
 
@@ -553,3 +553,25 @@ def test_random_ops_export_as_onnx_draws(opset, tmp_path):
     for mine, theirs in zip(ours[:4], got[:4]):  # gluonjax's draws follow the same laws
         mine, theirs = mine.astype(np.float64), theirs.astype(np.float64)
         assert abs(mine.mean() - theirs.mean()) < 0.1 and abs(mine.std() - theirs.std()) < 0.1
+
+
+def test_softmax_output_label_inputs_as_mxnet(tmp_path):
+    # MXNet 1.9.1's exporter drops only the label variable named '<last node>_label' (the
+    # one SoftmaxOutput creates); a label given as an input of its own stays an input
+    from onnx_common import onnx
+
+    data = mx.sym.var("data")
+    auto = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=3), name="softmax")
+    assert auto.list_arguments()[-1] == "softmax_label"
+    params = {
+        n: mx.nd.ones(s) for n, s in zip(auto.list_arguments(), auto.infer_shape(data=(2, 4))[0])
+    }
+    params = {k: v for k, v in params.items() if k not in ("data", "softmax_label")}
+    path = mx.onnx.export_model(auto, params, [(2, 4), (2,)], np.float32, str(tmp_path / "a.onnx"))
+    assert [i.name for i in onnx.load(path).graph.input] == ["data"]
+    own = mx.sym.SoftmaxOutput(data, mx.sym.var("lab"), name="softmax")
+    path = mx.onnx.export_model(own, {}, [(2, 4), (2,)], np.float32, str(tmp_path / "b.onnx"))
+    assert [i.name for i in onnx.load(path).graph.input] == ["data", "lab"]
+    x = _x(2, 4).asnumpy()
+    (got,) = run_ort(path, {"data": x, "lab": np.zeros(2, np.float32)})
+    np.testing.assert_allclose(got, np.exp(x) / np.exp(x).sum(1, keepdims=True), rtol=1e-5)

@@ -290,3 +290,20 @@ def test_add_n_where_smooth_l1():
     for s in (1.0, 2.0):
         ref = np.where(np.abs(a) < 1 / s**2, 0.5 * (s * a) ** 2, np.abs(a) - 0.5 / s**2)
         np.testing.assert_allclose(nd.smooth_l1(nd.array(a), scalar=s).asnumpy(), ref, rtol=1e-5)
+
+
+def test_integer_power_with_negative_exponents_as_mxnet():
+    # MXNet 1.9.1: broadcast_power of int32 [2,-3,0,1,-1,4] by [-1,-2,-3,-4,-5,3] gives
+    # [0, 0, -2147483648, 1, -1, 64] (its float result truncated; inf for 0 -> INT_MIN),
+    # which ONNX Runtime's Pow gives too; int64 likewise with the int64 minimum
+    for dtype in ("int32", "int64"):
+        base = mx.nd.array([2, -3, 0, 1, -1, 4, -1], dtype=dtype)
+        exp = mx.nd.array([-1, -2, -3, -4, -5, 3, -4], dtype=dtype)
+        low = np.iinfo(dtype).min
+        want = np.array([0, 0, low, 1, -1, 64, 1], dtype=dtype)
+        got = mx.nd.broadcast_power(base, exp).asnumpy()
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, want)
+    # exact for non-negative exponents (MXNet rounds through float32: 1162261504)
+    three = mx.nd.array([3], dtype="int32")
+    assert (three**19).asnumpy()[0] == 3**19

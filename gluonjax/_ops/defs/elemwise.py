@@ -22,6 +22,33 @@ def _fix(x):
     return jnp.trunc(x)
 
 
+def _power(a, b):
+    """MXNet's ``**``. Integer powers are exact for exponents >= 0 (MXNet computes them in
+    float32 and rounds large results: 3**19 gives 1162261504; gluonjax gives the integer,
+    wrapping on overflow where MXNet gives the type's minimum). A negative exponent gives
+    what MXNet's float result truncates to: 0 for |a| > 1, a**b for a = +-1, and the type's
+    minimum for 0 (C's conversion of inf)."""
+    if not (jnp.issubdtype(a.dtype, jnp.integer) and jnp.issubdtype(b.dtype, jnp.integer)):
+        return jnp.power(a, b)
+    dtype = jnp.result_type(a, b)
+    a, b = jnp.broadcast_arrays(a.astype(dtype), b.astype(dtype))
+    if not jnp.issubdtype(dtype, jnp.signedinteger):
+        return jnp.power(a, b)
+    zero = jnp.zeros((), dtype)
+    whole = jnp.power(a, jnp.maximum(b, zero))
+    odd = (b % 2) != 0
+    inverse = jnp.where(
+        a == 1,
+        jnp.ones((), dtype),
+        jnp.where(
+            a == -1,
+            jnp.where(odd, -jnp.ones((), dtype), jnp.ones((), dtype)),
+            jnp.where(a == 0, jnp.asarray(jnp.iinfo(dtype).min, dtype), zero),
+        ),
+    )
+    return jnp.where(b < 0, inverse, whole)
+
+
 def _divide(a, b):
     """MXNet's ``/``: true division for floats, C division (toward zero) for integers.
 
@@ -131,7 +158,7 @@ BINARY = {
     "mul": jnp.multiply,
     "div": _divide,
     "mod": jnp.mod,
-    "power": jnp.power,
+    "power": _power,
     "maximum": _subgrad.maximum,
     "minimum": _subgrad.minimum,
     "hypot": _subgrad.hypot,
@@ -220,8 +247,8 @@ SCALAR = {
     "_rdiv_scalar": (_divide, True),
     "_mod_scalar": (jnp.mod, False),
     "_rmod_scalar": (jnp.mod, True),
-    "_power_scalar": (jnp.power, False),
-    "_rpower_scalar": (jnp.power, True),
+    "_power_scalar": (_power, False),
+    "_rpower_scalar": (_power, True),
     "_maximum_scalar": (_subgrad.maximum, False),
     "_minimum_scalar": (_subgrad.minimum, False),
     "_hypot_scalar": (_subgrad.hypot, False),

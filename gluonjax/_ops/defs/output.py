@@ -104,6 +104,11 @@ def softmax_output(
 
         f = _with_grad(lambda d: jax.nn.softmax(d, axis=axis), prob_grad)
         return f(x, label.astype(x.dtype).reshape(x.shape)).reshape(shape)
+    if data.ndim > 2 and not (multi_output or preserve_shape):
+        if tuple(label.shape) == tuple(shape[:-1]):
+            # MXNet's inferred label shape for this case; its backward reads the first N
+            # of these labels as the N rows' classes (checked against MXNet 1.9.1)
+            label = label.reshape(-1)[: shape[0]]
     label = _label_like(label, lshape, "SoftmaxOutput").astype(x.dtype)
     n_class = x.shape[axis]
     spatial = math.prod(shape[2:]) if multi_output else 1
@@ -134,9 +139,8 @@ def softmax_output(
 def _softmax_label_shape(attrs, dshape):
     if attrs["multi_output"]:
         return (dshape[0],) + tuple(dshape[2:])
-    if attrs["preserve_shape"]:
-        return tuple(dshape[:-1])
-    return (dshape[0],)
+    # MXNet infers data.shape[:-1] for the other cases too: (N,) for 2-d data
+    return tuple(dshape[:-1])
 
 
 _REGRESSION = {
