@@ -236,3 +236,17 @@ def sample_multinomial(cx, node):
         cx.add("Identity", [draws], node.outputs[:1])
     else:
         cx.add("Cast", [draws], node.outputs[:1], to=_onnx_type(cx, out_dtype))
+
+
+@converter("ROIPooling")
+def roi_pooling(cx, node):
+    """ONNX MaxRoiPool: Caffe's max pooling of regions, the form MXNet's op computes
+    (rounded region corners, bins floor/ceil, empty bins 0)."""
+    a = node.attrs
+    cx.add(
+        "MaxRoiPool",
+        node.inputs[:2],
+        node.outputs[:1],
+        pooled_shape=[int(v) for v in a["pooled_size"]],
+        spatial_scale=float(a["spatial_scale"]),
+    )

@@ -116,13 +116,19 @@ def split_v2(cx, node):
     rank = len(node.in_shapes[0])
     axis = a["axis"] % rank
     size = _axis_size(cx, node, axis)
+    x = node.inputs[0]
     if a["sections"] > 0:
         bounds = [size * i // a["sections"] for i in range(a["sections"] + 1)]
-    else:
-        bounds = [0, *[int(i) for i in a["indices"] if i != 0], size]
+    else:  # output i is [indices[i], indices[i + 1]) (the last one up to the end), as MXNet
+        bounds = [int(i) for i in a["indices"]] + [size]
+        if bounds[0]:
+            x = cx.add(
+                "Slice",
+                [x, cx.ints([bounds[0]], "starts"), cx.ints([size], "ends"), cx.ints([axis])],
+            )
     sizes = [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])]
     pieces = node.outputs if not a["squeeze_axis"] else [cx.fresh("piece") for _ in sizes]
-    cx.split(node.inputs[0], sizes, axis, pieces)
+    cx.split(x, sizes, axis, pieces)
     if a["squeeze_axis"]:
         for piece, out in zip(pieces, node.outputs):
             cx.squeeze(piece, [axis], out)

@@ -146,6 +146,23 @@ def test_export_falls_back_to_the_example_batch_when_the_batch_cannot_be_symboli
         net.export(str(tmp_path / "b"), example_inputs=[x], dynamic_batch=True)
 
 
+class _ProdAll(mx.gluon.HybridBlock):
+    """A forward whose gradient (not its value) needs the batch size as a constant."""
+
+    def hybrid_forward(self, F, x):
+        return F.prod(x, keepdims=True)
+
+
+def test_export_falls_back_when_only_the_gradient_needs_a_fixed_batch(tmp_path):
+    # MXNet's ONNX tests export prod over every axis through HybridBlock.export
+    net = _ProdAll()
+    x = mx.nd.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    with pytest.warns(UserWarning, match="gradient cannot be traced with a symbolic batch"):
+        net.export(str(tmp_path / "p"), example_inputs=[x])
+    man = json.loads((tmp_path / "p-0000.manifest.json").read_text())
+    assert man["inputs"][0]["shape"] == [2, 3] and man["batch_symbol"] is None
+
+
 @pytest.mark.parametrize(
     "arrays",
     [

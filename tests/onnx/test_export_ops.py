@@ -342,6 +342,7 @@ CASES = {
         lambda F, x, b: [
             *F.split_v2(x, indices_or_sections=(1, 3), axis=1),
             *F.split_v2(x, indices_or_sections=3, axis=0, squeeze_axis=True),
+            *F.split_v2(x, indices_or_sections=(0, 2), axis=1),
             F.linalg.gemm2(x, b, alpha=2.0),
             F.linalg.gemm2(x, x, transpose_b=True),
             F.contrib.arange_like(x, start=1.0, step=0.5),
@@ -446,6 +447,13 @@ CASES = {
             F.contrib.interleaved_matmul_encdec_valatt(kv, att2, heads=2),
         ],
         [_x(4, 3, 2 * 3 * 5), _x(6, 4, 4), _x(2, 3, 2 * 5), _x(4, 3, 2 * 2 * 5), _x(6, 2, 4)],
+    ),
+    "ROIPooling": (
+        lambda F, x, rois: F.ROIPooling(x, rois, pooled_size=(2, 3), spatial_scale=0.7),
+        [
+            mx.nd.array(R.permutation(2 * 3 * 8 * 6).reshape(2, 3, 8, 6).astype("float32")),
+            mx.nd.array([[0, 0, 0, 4, 4], [1, 1.2, 0.5, 7.9, 6.1], [0, 2, 3, 2, 3]]),
+        ],
     ),
     "Crop": (
         lambda F, x, like: [

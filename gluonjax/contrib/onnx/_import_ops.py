@@ -208,6 +208,18 @@ def global_pool(g, node):
     )
 
 
+@importer("MaxRoiPool")
+def max_roi_pool(g, node):
+    a = g.attrs(node)
+    return S.ROIPooling(
+        g.sym(node.input[0]),
+        g.sym(node.input[1]),
+        pooled_size=tuple(int(v) for v in a["pooled_shape"]),
+        spatial_scale=float(a.get("spatial_scale", 1.0)),
+        name=_name(node),
+    )
+
+
 @importer("LpPool", "GlobalLpPool")
 def lp_pool(g, node):
     a = g.attrs(node)

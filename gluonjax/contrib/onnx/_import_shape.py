@@ -261,11 +261,11 @@ def split(g, node):
     if len(node.input) > 1 and node.input[1]:
         sizes = g.need_const(node.input[1], "split").tolist()
     x = g.sym(node.input[0])
-    if sizes and len(set(sizes)) != 1:  # unequal pieces: one slice each
-        bounds = np.cumsum([0, *sizes]).tolist()
-        return [
-            S.slice_axis(x, axis=axis, begin=int(lo), end=int(hi), name=f"{_name(node)}_{i}")
-            for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))
-        ]
+    if sizes and len(set(sizes)) != 1:  # unequal (maybe empty) pieces: MXNet's split_v2
+        starts = np.cumsum([0, *sizes[:-1]]).tolist()
+        out = S._internal._split_v2(
+            x, indices=tuple(int(v) for v in starts), axis=axis, name=_name(node)
+        )
+        return [out[i] for i in range(n)]
     out = S.SliceChannel(x, num_outputs=n, axis=axis, name=_name(node))
     return [out[i] for i in range(n)]

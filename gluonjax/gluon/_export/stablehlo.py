@@ -134,7 +134,16 @@ def build_artifact(
         base + ".params",
         dynamic_batch,
     )
-    files = {prefix + ".stablehlo": bytes(exp.serialize(vjp_order=1))}
+    try:  # the VJP is traced here: with a symbolic batch it can fail where the forward did not
+        files = {prefix + ".stablehlo": bytes(exp.serialize(vjp_order=1))}
+    except Exception as err:  # noqa: BLE001 - report which part failed
+        if not dynamic_batch:
+            raise
+        raise SymbolicBatchError(
+            f"export: the forward's gradient cannot be traced with a symbolic batch size "
+            f"({type(err).__name__}: {str(err).splitlines()[0]}); pass dynamic_batch=False "
+            f"to export at the example's batch size"
+        ) from None
     if stablehlo_text:
         files[prefix + ".mlir"] = exp.mlir_module().encode("utf-8")
     if iree:
