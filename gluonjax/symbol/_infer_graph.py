@@ -270,7 +270,8 @@ def _out_dtypes(op, node, attrs, ref):
         return [ref, idx] if attrs.get("ret_typ") == "both" else [ref] * n
     if name == "_sample_multinomial":  # the draws, then (get_prob) their log-likelihoods
         return [dtype_of(dt or "int32"), ref][:n]
-    if op.random and not name.endswith("_like"):  # draws default to float32 (randint int32)
+    if op.random and (not node.inputs or name.startswith("_sample_")):
+        # draws default to float32 (randint int32); Dropout and *_like keep the data's
         return [dtype_of(dt or ("int32" if name == "_random_randint" else "float32"))] * n
     if name in _DTYPE_OUT or not node.inputs:
         return [dtype_of(dt) if dt else ref] * n

@@ -188,6 +188,7 @@ def test_infer_type_of_ops_whose_outputs_take_their_own_dtype():
         (S.softmax(x, dtype="float64"), [f64]),
         (S.argmax(x), [f16]),
         (S.random.uniform_like(x), [f16]),
+        (S.Dropout(x, p=0.5), [f16]),
     ]
     for sym, want in cases:
         assert sym.infer_type(x="float16")[1] == want, sym.list_outputs()
