@@ -77,3 +77,17 @@ def export_op(tmp_path, fn, inputs, opset=None, name="op"):
     names = [f"data{i}" for i in range(len(inputs))] if len(inputs) > 1 else ["data"]
     feed = {n: x.asnumpy() for n, x in zip(names, inputs)}
     return [o.asnumpy() for o in outs], run_ort(path, feed)
+
+
+def check_case(tmp_path, fn, inputs, opset, name):
+    """``fn``'s export against ONNX Runtime: every output's dtype, shape and values equal
+    gluonjax's eager op (the registry op, ONNX Runtime's kernels being independent)."""
+    _, got = export_op(tmp_path, fn, inputs, opset=opset, name=name)
+    want = fn(mx.nd, *inputs)
+    want = want if isinstance(want, (list, tuple)) else [want]
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        w = w.asnumpy()
+        assert g.dtype == w.dtype, (name, i)
+        assert g.shape == w.shape, (name, i, g.shape, w.shape)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{name} output {i}")

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 import pytest
-from onnx_common import OPSETS, Lambda, export_op, run_ort
+from onnx_common import OPSETS, Lambda, check_case, export_op, run_ort
 
 import gluonjax as mx
 
@@ -163,15 +163,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_detection_op_matches_onnxruntime(case, opset, tmp_path):
     fn, inputs = CASES[case]
-    _, got = export_op(tmp_path, fn, inputs, opset=opset, name=case)
-    want = fn(mx.nd, *inputs)
-    want = want if isinstance(want, (list, tuple)) else [want]
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        w = w.asnumpy()
-        assert g.dtype == w.dtype, (case, i)
-        assert g.shape == w.shape, (case, i, g.shape, w.shape)
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{case} output {i}")
+    check_case(tmp_path, fn, inputs, opset, case)
 
 
 def test_roi_align_aligned_and_4_column_rois(tmp_path):

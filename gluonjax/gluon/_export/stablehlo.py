@@ -61,6 +61,14 @@ class SymbolicBatchError(MXNetError):
     """The forward cannot be traced with a symbolic batch size (export at a fixed one)."""
 
 
+def _symbolic_batch_error(what, err):
+    return SymbolicBatchError(
+        f"export: the {what} cannot be traced with a symbolic batch size "
+        f"({type(err).__name__}: {str(err).splitlines()[0]}); pass dynamic_batch=False to "
+        f"export at the example's batch size"
+    )
+
+
 def export_function(fn, param_specs, signature, dynamic_batch=True):
     """``jax.export.Exported`` of ``fn(*params, *inputs)``; batch symbolic if asked."""
     specs = list(param_specs) + _input_specs(signature, dynamic_batch)
@@ -70,12 +78,7 @@ def export_function(fn, param_specs, signature, dynamic_batch=True):
     except Exception as err:  # noqa: BLE001 - report which part failed
         if not dynamic_batch:
             raise
-        raise SymbolicBatchError(
-            f"export: the forward cannot be traced with a symbolic batch size "
-            f"({type(err).__name__}: "
-            f"{str(err).splitlines()[0]}); pass dynamic_batch=False to export at the example's "
-            f"batch size"
-        ) from None
+        raise _symbolic_batch_error("forward", err) from None
 
 
 def manifest(exp, names, keys, signature, input_names, base, params_file, dynamic_batch):
@@ -139,11 +142,7 @@ def build_artifact(
     except Exception as err:  # noqa: BLE001 - report which part failed
         if not dynamic_batch:
             raise
-        raise SymbolicBatchError(
-            f"export: the forward's gradient cannot be traced with a symbolic batch size "
-            f"({type(err).__name__}: {str(err).splitlines()[0]}); pass dynamic_batch=False "
-            f"to export at the example's batch size"
-        ) from None
+        raise _symbolic_batch_error("forward's gradient", err) from None
     if stablehlo_text:
         files[prefix + ".mlir"] = exp.mlir_module().encode("utf-8")
     if iree:
