@@ -447,9 +447,11 @@ class RecomputedVjp:
 def _as_lists(out):
     """A hybridized call's nested outputs as lists: MXNet 1.x regroups a cached graph's
     outputs that way (``return a, (b, c)`` gives ``[a, [b, c]]``; eager calls keep the
-    forward's own tuples)."""
-    if isinstance(out, (list, tuple)):
+    forward's own tuples). A named tuple (``np.linalg.svd``'s result) keeps its type."""
+    if type(out) in (list, tuple):
         return [_as_lists(o) for o in out]
+    if isinstance(out, tuple) and hasattr(out, "_fields"):
+        return type(out)(*[_as_lists(o) for o in out])
     return out
 
 
