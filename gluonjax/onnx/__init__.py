@@ -21,6 +21,7 @@ import tempfile
 import numpy as np
 
 from ._errors import ONNXExportError, ONNXImportError, ONNXUnsupportedOpError
+from ._export import export_model
 from ._table import MIN_OPSET, MXNET_OPSETS, operator_support
 
 __all__ = [
@@ -49,80 +50,6 @@ def get_operator_support(opset_version=None):
     list of str
     """
     return operator_support(opset_version)
-
-
-def export_model(
-    sym,
-    params,
-    in_shapes=None,
-    in_types=np.float32,
-    onnx_file_path="model.onnx",
-    verbose=False,
-    dynamic=False,
-    dynamic_input_shapes=None,
-    run_shape_inference=False,
-    input_type=None,
-    input_shape=None,
-    *,
-    opset_version=None,
-):
-    """Export a symbol graph and its parameters to an ONNX file (MXNet 1.9.1's API).
-
-    Parameters
-    ----------
-    sym : str or Symbol
-        A ``-symbol.json`` file (gluonjax's or real MXNet's) or a Symbol.
-    params : str, dict or list of two dicts
-        A ``.params`` file, a dict of NDArrays (names may carry ``arg:``/``aux:``), or
-        ``[arg_params, aux_params]``.
-    in_shapes : list of tuple
-        One shape per graph input (variables that are no parameter, in graph order;
-        ``SoftmaxOutput`` labels are dropped).
-    in_types : dtype or list of dtypes
-        The inputs' types (default float32).
-    onnx_file_path : str
-        The file to write (atomically); returned.
-    verbose : bool
-        Log the ONNX graph (logger ``gluonjax.onnx``).
-    dynamic : bool
-        Every input axis symbolic (MXNet's rule), unless ``dynamic_input_shapes`` gives
-        the shapes with ``None`` for each symbolic axis (e.g. ``[(None, 3, 224, 224)]``).
-    run_shape_inference : bool
-        Run ONNX shape inference on the model before saving (kept as is if it fails).
-    input_type, input_shape :
-        MXNet's old names of ``in_types``/``in_shapes``.
-    opset_version : int, optional (keyword; gluonjax's addition)
-        The ONNX opset, 12 up to the newest the installed onnx knows (default: that newest,
-        as MXNet).
-
-    Returns
-    -------
-    str
-        ``onnx_file_path``.
-
-    Raises
-    ------
-    ONNXUnsupportedOpError
-        A node whose op has no converter (the message names the node, the op and the opset).
-    ONNXExportError
-        An unsupported opset, inputs that do not fit the graph.
-    """
-    from ._export import export_model as _export
-
-    return _export(
-        sym,
-        params,
-        in_shapes,
-        in_types,
-        onnx_file_path,
-        verbose,
-        dynamic,
-        dynamic_input_shapes,
-        run_shape_inference,
-        input_type,
-        input_shape,
-        opset_version=opset_version,
-    )
 
 
 def export_block(

@@ -48,7 +48,7 @@ def log_base(cx, node):
     cx.add("Div", [ln, cx.const(np.log(base), node.in_dtypes[0])], node.outputs)
 
 
-@converter("broadcast_to")
+@converter("broadcast_to", "broadcast_axis")
 def broadcast_to(cx, node):
     cx.add("Expand", [node.inputs[0], cx.ints(_static_target(cx, node), "shape")], node.outputs)
 

@@ -105,11 +105,6 @@ def slice_like(cx, node):
     )
 
 
-@converter("broadcast_axis")
-def broadcast_axis(cx, node):
-    cx.add("Expand", [node.inputs[0], cx.ints(_static_target(cx, node), "shape")], node.outputs)
-
-
 @converter("_split_v2")
 def split_v2(cx, node):
     a = node.attrs

@@ -352,7 +352,48 @@ def export_model(
     *,
     opset_version=None,
 ):
-    """See :func:`gluonjax.onnx.export_model`."""
+    """Export a symbol graph and its parameters to an ONNX file (MXNet 1.9.1's API).
+
+    Parameters
+    ----------
+    sym : str or Symbol
+        A ``-symbol.json`` file (gluonjax's or real MXNet's) or a Symbol.
+    params : str, dict or list of two dicts
+        A ``.params`` file, a dict of NDArrays (names may carry ``arg:``/``aux:``), or
+        ``[arg_params, aux_params]``.
+    in_shapes : list of tuple
+        One shape per graph input (variables that are no parameter, in graph order;
+        the label variable ``SoftmaxOutput`` created, ``softmax_label``, is dropped, as
+        MXNet does).
+    in_types : dtype or list of dtypes
+        The inputs' types (default float32).
+    onnx_file_path : str
+        The file to write (atomically); returned.
+    verbose : bool
+        Log the ONNX graph (logger ``gluonjax.onnx``).
+    dynamic : bool
+        Every input axis symbolic (MXNet's rule), unless ``dynamic_input_shapes`` gives
+        the shapes with ``None`` for each symbolic axis (e.g. ``[(None, 3, 224, 224)]``).
+    run_shape_inference : bool
+        Run ONNX shape inference on the model before saving (kept as is if it fails).
+    input_type, input_shape :
+        MXNet's old names of ``in_types``/``in_shapes``.
+    opset_version : int, optional (keyword; gluonjax's addition)
+        The ONNX opset, 12 up to the newest the installed onnx knows (default: that newest,
+        as MXNet).
+
+    Returns
+    -------
+    str
+        ``onnx_file_path``.
+
+    Raises
+    ------
+    ONNXUnsupportedOpError
+        A node whose op has no converter (the message names the node, the op and the opset).
+    ONNXExportError
+        An unsupported opset, inputs that do not fit the graph.
+    """
     onnx = require_onnx()
     if input_type is not None:
         in_types = input_type
